@@ -1,0 +1,18 @@
+// One Jest run for the whole monorepo. Sources are transformed by swc (no type-check here:
+// `npm test` runs `tsc -b` first), and workspace imports resolve to TypeScript sources so that
+// a test never runs against a stale build.
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/packages'],
+  testMatch: ['**/src/**/*.test.ts'],
+  transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }] },
+  moduleNameMapper: {
+    '^@strongroom/core$': '<rootDir>/packages/core/src/index.ts',
+    '^@strongroom/raft$': '<rootDir>/packages/raft/src/index.ts',
+    '^@strongroom/engine-kv$': '<rootDir>/packages/engines/kv/src/index.ts',
+    '^@strongroom/api$': '<rootDir>/packages/api/src/index.ts',
+    '^@strongroom/cli$': '<rootDir>/packages/cli/src/index.ts',
+  },
+  testTimeout: 30000,
+};

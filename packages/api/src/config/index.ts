@@ -1,0 +1,8 @@
+export {
+  ConfigError,
+  DEFAULT_LISTENER_ADDRESS,
+  DEFAULT_MAX_REQUEST_SIZE,
+  loadConfigFile,
+  parseConfig,
+} from './server-config';
+export type { ConfigFormat, ListenerConfig, ServerConfig } from './server-config';

@@ -1,0 +1,426 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadConfigFile, parseConfig, type ServerConfig } from './index';
+
+let dir: string;
+let cert: string;
+let key: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'strongroom-config-'));
+  cert = join(dir, 'tls.crt');
+  key = join(dir, 'tls.key');
+  writeFileSync(cert, 'not really a cert');
+  writeFileSync(key, 'not really a key');
+});
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function write(name: string, text: string): string {
+  const file = join(dir, name);
+  writeFileSync(file, text);
+  return file;
+}
+
+const exampleHcl = () => `
+storage "raft" {
+  path    = "/var/lib/strongroom"
+  node_id = "node1"
+}
+listener "tcp" {
+  address          = "127.0.0.1:8200"
+  tls_cert_file    = "${cert}"
+  tls_key_file     = "${key}"
+  tls_disable      = true
+  max_request_size = 33554432
+}
+api_addr     = "https://127.0.0.1:8200"
+cluster_addr = "https://127.0.0.1:8201"
+ui           = true
+`;
+
+const exampleListener = () => ({
+  address: '127.0.0.1:8200',
+  tls_cert_file: cert,
+  tls_key_file: key,
+  tls_disable: true,
+  max_request_size: 33554432,
+});
+
+const exampleTop = {
+  api_addr: 'https://127.0.0.1:8200',
+  cluster_addr: 'https://127.0.0.1:8201',
+  ui: true,
+};
+
+function expectExample(config: ServerConfig, file: string): void {
+  expect(config).toEqual({
+    storage: { type: 'raft', path: '/var/lib/strongroom', nodeId: 'node1' },
+    listeners: [
+      {
+        type: 'tcp',
+        address: '127.0.0.1:8200',
+        host: '127.0.0.1',
+        port: 8200,
+        tlsDisable: true,
+        tlsCertFile: cert,
+        tlsKeyFile: key,
+        maxRequestSize: 33554432,
+      },
+    ],
+    apiAddr: 'https://127.0.0.1:8200',
+    clusterAddr: 'https://127.0.0.1:8201',
+    ui: true,
+    sourceFile: file,
+    warnings: [],
+  });
+}
+
+/** Minimal valid HCL, with `extra` appended at the top level. */
+const minimalHcl = (extra = '', listenerBody = 'tls_disable = true') => `
+storage "raft" {
+  path = "/data"
+}
+listener "tcp" {
+  ${listenerBody}
+}
+${extra}
+`;
+
+async function rejection(text: string, format: 'hcl' | 'json' = 'hcl'): Promise<ConfigError> {
+  const err = await parseConfig(text, '/etc/x.hcl', format).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ConfigError);
+  return err as ConfigError;
+}
+
+async function expectRejected(text: string, field: string, rule: string, format: 'hcl' | 'json' = 'hcl') {
+  const err = await rejection(text, format);
+  expect({ field: err.field, rule: err.rule }).toEqual({ field, rule });
+  expect(err.file).toBe('/etc/x.hcl');
+  expect(err.message).toBe(`/etc/x.hcl: ${field}: ${rule}`);
+}
+
+describe('the documented example', () => {
+  test('HCL file', async () => {
+    const file = write('example.hcl', exampleHcl());
+    expectExample(await loadConfigFile(file), file);
+  });
+
+  test('JSON with blocks as objects', async () => {
+    const file = write('object.json', JSON.stringify({
+      storage: { raft: { path: '/var/lib/strongroom', node_id: 'node1' } },
+      listener: { tcp: exampleListener() },
+      ...exampleTop,
+    }));
+    expectExample(await loadConfigFile(file), file);
+  });
+
+  test('JSON with blocks as arrays of objects', async () => {
+    const file = write('array.json', JSON.stringify({
+      storage: [{ raft: { path: '/var/lib/strongroom', node_id: 'node1' } }],
+      listener: [{ tcp: exampleListener() }],
+      ...exampleTop,
+    }));
+    expectExample(await loadConfigFile(file), file);
+  });
+
+  test('JSON in the HCL-converted shape (bodies in arrays)', async () => {
+    const file = write('converted.json', JSON.stringify({
+      storage: { raft: [{ path: '/var/lib/strongroom', node_id: 'node1' }] },
+      listener: { tcp: [exampleListener()] },
+      ...exampleTop,
+    }));
+    expectExample(await loadConfigFile(file), file);
+  });
+
+  test('format is sniffed from content when the extension says nothing', async () => {
+    const json = write('server.conf', JSON.stringify({
+      storage: { raft: { path: '/var/lib/strongroom', node_id: 'node1' } },
+      listener: { tcp: exampleListener() },
+      ...exampleTop,
+    }));
+    expectExample(await loadConfigFile(json), json);
+    const hcl = write('server.cfg', exampleHcl());
+    expectExample(await loadConfigFile(hcl), hcl);
+  });
+});
+
+describe('shapes', () => {
+  test('several listeners, mixed array-of-objects shape, indexed per type', async () => {
+    const config = await parseConfig(JSON.stringify({
+      storage: { raft: { path: '/d' } },
+      listener: [
+        { tcp: { address: '127.0.0.1:8200', tls_disable: true } },
+        { tcp: [{ address: '127.0.0.1:8300', tls_disable: true }, { address: 'nope', tls_disable: true }] },
+      ],
+    }), 'c.json').catch((e: ConfigError) => e);
+    expect(config).toBeInstanceOf(ConfigError);
+    expect((config as ConfigError).field).toBe('listener.tcp[2].address');
+  });
+
+  test('several HCL listeners keep their order', async () => {
+    const config = await parseConfig(minimalHcl('listener "tcp" {\n address = "0.0.0.0:9000"\n tls_disable = 1\n}'), 'c.hcl');
+    expect(config.listeners.map((l) => l.address)).toEqual(['127.0.0.1:8200', '0.0.0.0:9000']);
+  });
+
+  test('explicit format overrides the name', async () => {
+    const config = await parseConfig(
+      JSON.stringify({ storage: { raft: { path: '/d' } }, listener: { tcp: { tls_disable: true } } }),
+      'weird.hcl',
+      'json',
+    );
+    expect(config.storage.path).toBe('/d');
+  });
+});
+
+describe('defaults', () => {
+  test('minimal config', async () => {
+    const config = await parseConfig(minimalHcl(), 'min.hcl');
+    expect(config).toEqual({
+      storage: {
+        type: 'raft',
+        path: '/data',
+        nodeId: `node-${createHash('sha256').update('/data').digest('hex').slice(0, 8)}`,
+      },
+      listeners: [
+        {
+          type: 'tcp',
+          address: '127.0.0.1:8200',
+          host: '127.0.0.1',
+          port: 8200,
+          tlsDisable: true,
+          maxRequestSize: 32 * 1024 * 1024,
+        },
+      ],
+      ui: false,
+      sourceFile: 'min.hcl',
+      warnings: [],
+    });
+    expect(config.storage.nodeId).toMatch(/^node-[0-9a-f]{8}$/);
+  });
+
+  test('max_request_size 0 means the default', async () => {
+    const config = await parseConfig(minimalHcl('', 'tls_disable = true\nmax_request_size = 0'), 'c.hcl');
+    expect(config.listeners[0]!.maxRequestSize).toBe(32 * 1024 * 1024);
+  });
+
+  test('TLS is on by default and uses the given files', async () => {
+    const config = await parseConfig(
+      minimalHcl('', `tls_cert_file = "${cert}"\ntls_key_file = "${key}"`),
+      'c.hcl',
+    );
+    expect(config.listeners[0]).toMatchObject({ tlsDisable: false, tlsCertFile: cert, tlsKeyFile: key });
+  });
+
+  test('JSON null is the same as absent', async () => {
+    const config = await parseConfig(JSON.stringify({
+      storage: { raft: { path: '/d', node_id: null } },
+      listener: { tcp: { tls_disable: true, address: null } },
+      api_addr: null,
+    }), 'c.json');
+    expect(config.listeners[0]!.address).toBe('127.0.0.1:8200');
+    expect(config.apiAddr).toBeUndefined();
+    expect(config.storage.nodeId).toMatch(/^node-/);
+  });
+});
+
+describe('value forms', () => {
+  test('numeric strings', async () => {
+    const config = await parseConfig(minimalHcl('', 'tls_disable = true\nmax_request_size = "1048576"'), 'c.hcl');
+    expect(config.listeners[0]!.maxRequestSize).toBe(1048576);
+  });
+
+  test.each([
+    ['true', true], ['"true"', true], ['"1"', true], ['1', true],
+    ['false', false], ['"false"', false], ['"0"', false], ['0', false],
+  ])('tls_disable = %s', async (literal, expected) => {
+    const body = `tls_disable = ${literal}\ntls_cert_file = "${cert}"\ntls_key_file = "${key}"`;
+    const config = await parseConfig(minimalHcl('', body), 'c.hcl');
+    expect(config.listeners[0]!.tlsDisable).toBe(expected);
+  });
+
+  test('ui as a string', async () => {
+    expect((await parseConfig(minimalHcl('ui = "true"'), 'c.hcl')).ui).toBe(true);
+  });
+
+  test('IPv6 address', async () => {
+    const config = await parseConfig(minimalHcl('', 'tls_disable = true\naddress = "[::1]:8200"'), 'c.hcl');
+    expect(config.listeners[0]).toMatchObject({ address: '[::1]:8200', host: '::1', port: 8200 });
+  });
+
+  test('hostname address', async () => {
+    const config = await parseConfig(minimalHcl('', 'tls_disable = true\naddress = "localhost:443"'), 'c.hcl');
+    expect(config.listeners[0]).toMatchObject({ host: 'localhost', port: 443 });
+  });
+});
+
+describe('Vault-only settings', () => {
+  test('give warnings, not failures', async () => {
+    const config = await parseConfig(
+      minimalHcl('seal "awskms" {\n region = "us-east-1"\n}\ncluster_name = "prod"\ndefault_lease_ttl = "768h"', 'tls_disable = true\ntls_min_version = "tls12"'),
+      'c.hcl',
+    );
+    expect(config.warnings.sort()).toEqual([
+      'c.hcl: cluster_name: not supported by Strongroom, ignored',
+      'c.hcl: default_lease_ttl: not supported by Strongroom, ignored',
+      'c.hcl: listener.tcp[0].tls_min_version: not supported by Strongroom, ignored',
+      'c.hcl: seal: not supported by Strongroom, ignored',
+    ]);
+  });
+
+  test('disable_mlock and log_level are accepted silently', async () => {
+    const config = await parseConfig(minimalHcl('disable_mlock = true\nlog_level = "debug"'), 'c.hcl');
+    expect(config.warnings).toEqual([]);
+  });
+
+  test('raft settings we ignore also warn', async () => {
+    const config = await parseConfig(
+      'storage "raft" {\n path = "/d"\n performance_multiplier = 1\n}\nlistener "tcp" {\n tls_disable = 1\n}\n',
+      'c.hcl',
+    );
+    expect(config.warnings).toEqual(['c.hcl: storage.raft.performance_multiplier: not supported by Strongroom, ignored']);
+  });
+});
+
+describe('rejections', () => {
+  const raft = 'storage "raft" {\n path = "/d"\n}\n';
+  const tcp = 'listener "tcp" {\n tls_disable = true\n}\n';
+
+  test.each<[string, string, string, string]>([
+    ['no storage', tcp, 'storage', 'is required'],
+    ['two storage blocks', `${raft}${raft}${tcp}`, 'storage', 'only one storage block is allowed'],
+    ['other storage type', `storage "consul" {\n address = "x"\n}\n${tcp}`, 'storage "consul"', 'unsupported storage type, only "raft" is supported'],
+    ['storage without a label', `storage {\n path = "/d"\n}\n${tcp}`, 'storage', 'block must have a type label, e.g. storage "raft" { ... }'],
+    ['raft path missing', `storage "raft" {\n node_id = "n"\n}\n${tcp}`, 'storage.raft.path', 'is required'],
+    ['raft path not a string', `storage "raft" {\n path = 5\n}\n${tcp}`, 'storage.raft.path', 'must be a string'],
+    ['raft path empty', `storage "raft" {\n path = ""\n}\n${tcp}`, 'storage.raft.path', 'must not be empty'],
+    ['node_id not a string', `storage "raft" {\n path = "/d"\n node_id = true\n}\n${tcp}`, 'storage.raft.node_id', 'must be a string'],
+    ['unknown raft key', `storage "raft" {\n path = "/d"\n pth = "/e"\n}\n${tcp}`, 'storage.raft.pth', 'unknown setting'],
+    ['no listener', raft, 'listener', 'at least one listener block is required'],
+    ['other listener type', `${raft}listener "unix" {\n address = "/s"\n}\n`, 'listener "unix"', 'unsupported listener type, only "tcp" is supported'],
+    ['unknown listener key', `${raft}listener "tcp" {\n tls_disable = true\n adress = "x"\n}\n`, 'listener.tcp[0].adress', 'unknown setting'],
+    ['tls_disable wrong', `${raft}listener "tcp" {\n tls_disable = "yes"\n}\n`, 'listener.tcp[0].tls_disable', 'must be a boolean (true/false, or "true"/"false"/"1"/"0")'],
+    ['tls_disable = 2', `${raft}listener "tcp" {\n tls_disable = 2\n}\n`, 'listener.tcp[0].tls_disable', 'must be a boolean (true/false, or "true"/"false"/"1"/"0")'],
+    ['negative max_request_size', `${raft}listener "tcp" {\n tls_disable = true\n max_request_size = -1\n}\n`, 'listener.tcp[0].max_request_size', 'must be a non-negative integer'],
+    ['fractional max_request_size', `${raft}listener "tcp" {\n tls_disable = true\n max_request_size = 1.5\n}\n`, 'listener.tcp[0].max_request_size', 'must be a non-negative integer'],
+    ['non-numeric max_request_size', `${raft}listener "tcp" {\n tls_disable = true\n max_request_size = "32MiB"\n}\n`, 'listener.tcp[0].max_request_size', 'must be a non-negative integer'],
+    ['cert missing with TLS on', `${raft}listener "tcp" {\n tls_key_file = "/k"\n}\n`, 'listener.tcp[0].tls_cert_file', 'is required unless tls_disable is true'],
+    ['key missing with TLS on', `${raft}listener "tcp" {\n tls_disable = "false"\n tls_cert_file = "/c"\n}\n`, 'listener.tcp[0].tls_key_file', 'is required unless tls_disable is true'],
+    ['bad api_addr', `${raft}${tcp}api_addr = "127.0.0.1:8200"\n`, 'api_addr', 'must be an http:// or https:// URL'],
+    ['ftp cluster_addr', `${raft}${tcp}cluster_addr = "ftp://host:8201"\n`, 'cluster_addr', 'must be an http:// or https:// URL'],
+    ['api_addr not a string', `${raft}${tcp}api_addr = 8200\n`, 'api_addr', 'must be a string'],
+    ['ui not a boolean', `${raft}${tcp}ui = "on"\n`, 'ui', 'must be a boolean (true/false, or "true"/"false"/"1"/"0")'],
+    ['unknown top-level key', `${raft}${tcp}colour = "blue"\n`, 'colour', 'unknown setting'],
+  ])('%s', async (_name, text, field, rule) => {
+    await expectRejected(text, field, rule);
+  });
+
+  const addressRule = 'must be host:port with a port from 1 to 65535 (IPv6 hosts in brackets, e.g. [::1]:8200)';
+  test.each(['127.0.0.1', '127.0.0.1:0', '127.0.0.1:65536', ':8200', '::1:8200', 'host:port', 'a b:80', '127.0.0.1:-1'])(
+    'address %s',
+    async (address) => {
+      await expectRejected(`${raft}listener "tcp" {\n tls_disable = true\n address = "${address}"\n}\n`, 'listener.tcp[0].address', addressRule);
+    },
+  );
+
+  test('bracketed non-IPv6 host', async () => {
+    await expectRejected(`${raft}listener "tcp" {\n tls_disable = true\n address = "[nothost]:80"\n}\n`, 'listener.tcp[0].address', '"nothost" is not an IPv6 address');
+  });
+
+  test('second listener is named by its index', async () => {
+    await expectRejected(`${raft}${tcp}listener "tcp" {\n tls_disable = true\n max_request_size = -5\n}\n`, 'listener.tcp[1].max_request_size', 'must be a non-negative integer');
+  });
+
+  test('JSON rejections use the same fields', async () => {
+    await expectRejected(
+      JSON.stringify({ storage: { raft: { path: '/d' } }, listener: [{ tcp: { tls_disable: true, max_request_size: '-3' } }] }),
+      'listener.tcp[0].max_request_size',
+      'must be a non-negative integer',
+      'json',
+    );
+    await expectRejected(
+      JSON.stringify({ storage: { path: '/d' }, listener: { tcp: { tls_disable: true } } }),
+      'storage',
+      'block must have a type label, e.g. storage "raft" { ... }',
+      'json',
+    );
+    await expectRejected(
+      JSON.stringify({ storage: 'raft', listener: { tcp: { tls_disable: true } } }),
+      'storage',
+      'must be a block',
+      'json',
+    );
+  });
+});
+
+describe('TLS files', () => {
+  test('cert file missing', async () => {
+    const missing = join(dir, 'absent.crt');
+    await expectRejected(
+      minimalHcl('', `tls_cert_file = "${missing}"\ntls_key_file = "${key}"`),
+      'listener.tcp[0].tls_cert_file',
+      `file "${missing}" does not exist`,
+    );
+  });
+
+  test('key file missing', async () => {
+    const missing = join(dir, 'absent.key');
+    await expectRejected(
+      minimalHcl('', `tls_cert_file = "${cert}"\ntls_key_file = "${missing}"`),
+      'listener.tcp[0].tls_key_file',
+      `file "${missing}" does not exist`,
+    );
+  });
+
+  test('key path is a directory', async () => {
+    await expectRejected(
+      minimalHcl('', `tls_cert_file = "${cert}"\ntls_key_file = "${dir}"`),
+      'listener.tcp[0].tls_key_file',
+      `"${dir}" is not a regular file`,
+    );
+  });
+
+  test('missing files do not matter when TLS is disabled', async () => {
+    const config = await parseConfig(minimalHcl('', 'tls_disable = true\ntls_cert_file = "/nope.crt"\ntls_key_file = "/nope.key"'), 'c.hcl');
+    expect(config.listeners[0]).toMatchObject({ tlsDisable: true, tlsCertFile: '/nope.crt' });
+  });
+});
+
+describe('file-level failures', () => {
+  test('missing file', async () => {
+    const file = join(dir, 'nowhere.hcl');
+    await expect(loadConfigFile(file)).rejects.toMatchObject({
+      name: 'ConfigError',
+      file,
+      field: '',
+      message: `${file}: file not found`,
+    });
+  });
+
+  test('HCL syntax error reports the first diagnostic only', async () => {
+    const err = await rejection('storage "raft" {\n path = \n}\n');
+    expect(err.field).toBe('');
+    expect(err.message).toMatch(/^\/etc\/x\.hcl: could not parse as HCL: line 2, column \d+: Invalid expression/);
+    expect(err.message).not.toContain('strongroom-config.hcl');
+    expect(err.message).not.toContain('\n');
+  });
+
+  test('JSON syntax error', async () => {
+    const file = write('broken.json', '{"storage": ');
+    await expect(loadConfigFile(file)).rejects.toThrow(new RegExp(`^${file.replace(/[.\\]/g, '\\$&')}: could not parse as JSON: `));
+  });
+
+  test('JSON top level must be an object', async () => {
+    const err = await rejection('[1, 2]', 'json');
+    expect(err.message).toBe('/etc/x.hcl: could not parse as JSON: the top level must be an object');
+  });
+
+  test('empty file', async () => {
+    await expectRejected('', 'storage', 'is required');
+  });
+});

@@ -1,0 +1,428 @@
+import { createHash } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import { isIPv6 } from 'node:net';
+import { extname } from 'node:path';
+
+export interface ListenerConfig {
+  type: 'tcp';
+  /** As written in the file (or the default), e.g. `[::1]:8200`. */
+  address: string;
+  /** Without IPv6 brackets, ready to hand to `server.listen`. */
+  host: string;
+  port: number;
+  tlsDisable: boolean;
+  tlsCertFile?: string;
+  tlsKeyFile?: string;
+  /** In bytes; always positive (0 in the file means the default). */
+  maxRequestSize: number;
+}
+
+export interface ServerConfig {
+  storage: { type: 'raft'; path: string; nodeId: string };
+  listeners: ListenerConfig[];
+  apiAddr?: string;
+  clusterAddr?: string;
+  ui: boolean;
+  sourceFile: string;
+  /** Vault settings that were present but are ignored by Strongroom; one message each. */
+  warnings: string[];
+}
+
+export type ConfigFormat = 'hcl' | 'json';
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+
+  /**
+   * @param field dotted path of the offending setting, e.g. `listener.tcp[0].address`;
+   *   empty when the problem is with the file as a whole (unreadable, unparseable).
+   */
+  constructor(
+    readonly file: string,
+    readonly field: string,
+    readonly rule: string,
+  ) {
+    super(field ? `${file}: ${field}: ${rule}` : `${file}: ${rule}`);
+  }
+}
+
+export const DEFAULT_LISTENER_ADDRESS = '127.0.0.1:8200';
+export const DEFAULT_MAX_REQUEST_SIZE = 32 * 1024 * 1024;
+
+// Settings we implement, per section.
+const TOP_LEVEL_KEYS = new Set(['storage', 'listener', 'api_addr', 'cluster_addr', 'ui']);
+const RAFT_KEYS = new Set(['path', 'node_id']);
+const TCP_KEYS = new Set(['address', 'tls_cert_file', 'tls_key_file', 'tls_disable', 'max_request_size']);
+
+// Accepted without a word: they tune the process rather than the server's behaviour, and
+// nearly every Vault config file sets them, so warning about them would only be noise.
+const SILENT_TOP_LEVEL_KEYS = new Set(['disable_mlock', 'log_level']);
+
+// Settings Vault understands but Strongroom does not. A config written for Vault should
+// still start (with a warning) rather than force the operator to strip it first; anything
+// outside these lists is most likely a typo and is rejected.
+const VAULT_TOP_LEVEL_KEYS = new Set([
+  'administrative_namespace_path', 'cache_size', 'cluster_cipher_suites', 'cluster_name',
+  'default_lease_ttl', 'default_max_request_duration', 'detect_deadlocks', 'disable_cache',
+  'disable_clustering', 'disable_indexing', 'disable_performance_standby', 'disable_printable_check',
+  'disable_sealwrap', 'disable_sentinel_trace', 'enable_post_unseal_trace',
+  'enable_response_header_hostname', 'enable_response_header_raft_node_id', 'entropy',
+  'experiments', 'ha_storage', 'imprecise_lease_role_tracking', 'introspection_endpoint',
+  'license_path', 'log_file', 'log_format', 'log_requests_level', 'log_rotate_bytes',
+  'log_rotate_duration', 'log_rotate_max_files', 'max_lease_ttl', 'pid_file',
+  'plugin_directory', 'plugin_file_permissions', 'plugin_file_uid', 'plugin_tmpdir',
+  'post_unseal_trace_directory', 'raw_storage_endpoint', 'reporting', 'seal',
+  'service_registration', 'telemetry', 'user_lockout',
+]);
+const VAULT_RAFT_KEYS = new Set([
+  'autopilot_reconcile_interval', 'autopilot_redundancy_zone', 'autopilot_update_interval',
+  'autopilot_upgrade_version', 'max_batch_entries', 'max_batch_size', 'max_entry_size',
+  'max_mount_and_namespace_table_entry_size', 'performance_multiplier', 'raft_log_verification_interval',
+  'raft_log_verifier_enabled', 'raft_wal', 'retry_join', 'snapshot_interval', 'snapshot_threshold',
+  'trailing_logs',
+]);
+const VAULT_TCP_KEYS = new Set([
+  'chroot_namespace', 'cluster_address', 'custom_response_headers', 'disable_replication_status_endpoints',
+  'disable_request_limiter', 'http_idle_timeout', 'http_read_header_timeout', 'http_read_timeout',
+  'http_write_timeout', 'inflight_requests_logging', 'max_request_duration', 'profiling',
+  'proxy_protocol_authorized_addrs', 'proxy_protocol_behavior', 'redact_addresses',
+  'redact_cluster_name', 'redact_version', 'replication_status_endpoints', 'require_request_header',
+  'telemetry', 'tls_cipher_suites', 'tls_client_ca_file', 'tls_disable_client_certs',
+  'tls_max_version', 'tls_min_version', 'tls_prefer_server_cipher_suites',
+  'tls_require_and_verify_client_cert', 'x_forwarded_for_authorized_addrs',
+  'x_forwarded_for_client_cert_header', 'x_forwarded_for_client_cert_header_decoder',
+  'x_forwarded_for_hop_skips', 'x_forwarded_for_reject_not_authorized',
+  'x_forwarded_for_reject_not_present',
+]);
+
+// Vault parses these flags with Go's strconv.ParseBool, and its docs habitually write
+// `tls_disable = 1`, so the same spellings (and the numbers 0/1) have to work here.
+const TRUE_WORDS = new Set(['1', 't', 'T', 'true', 'TRUE', 'True']);
+const FALSE_WORDS = new Set(['0', 'f', 'F', 'false', 'FALSE', 'False']);
+
+type Obj = Record<string, unknown>;
+
+function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Reads and validates a server config file; TLS files it names are checked too. */
+export async function loadConfigFile(file: string): Promise<ServerConfig> {
+  let text: string;
+  try {
+    text = await fsp.readFile(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new ConfigError(file, '', 'file not found');
+    if (code === 'EISDIR') throw new ConfigError(file, '', 'is a directory, not a config file');
+    throw new ConfigError(file, '', `could not read file: ${code ?? (err as Error).message}`);
+  }
+  return parseConfig(text, file);
+}
+
+/**
+ * Validates config text. `sourceName` labels errors and decides the format by extension
+ * when `format` is not given. Async because HCL parsing and the TLS file checks are.
+ */
+export async function parseConfig(text: string, sourceName: string, format?: ConfigFormat): Promise<ServerConfig> {
+  // A BOM would make JSON.parse fail and the content sniffing below miss the `{`.
+  const body = text.startsWith('\uFEFF') ? text.slice(1) : text;
+  const fmt = format ?? detectFormat(sourceName, body);
+  const raw = fmt === 'json' ? parseJson(body, sourceName) : await parseHcl(body, sourceName);
+  return new Validator(sourceName).run(raw);
+}
+
+function detectFormat(sourceName: string, text: string): ConfigFormat {
+  const ext = extname(sourceName).toLowerCase();
+  if (ext === '.json') return 'json';
+  if (ext === '.hcl') return 'hcl';
+  return text.trimStart().startsWith('{') ? 'json' : 'hcl';
+}
+
+function parseJson(text: string, file: string): Obj {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(file, '', `could not parse as JSON: ${firstLine((err as Error).message)}`);
+  }
+  if (!isObj(value)) throw new ConfigError(file, '', 'could not parse as JSON: the top level must be an object');
+  return value;
+}
+
+type HclParse = (filename: string, contents: string) => Promise<Record<string, unknown>>;
+let hclParser: HclParse | undefined;
+
+// The parser boots a Go WASM runtime as soon as it is required, so it is loaded only when
+// an HCL file actually turns up. Typed by hand because its own declarations drag the DOM
+// lib into the program.
+function getHclParser(): HclParse {
+  hclParser ??= (require('@cdktf/hcl2json') as { parse: HclParse }).parse;
+  return hclParser;
+}
+
+// The name the parser sees, so its diagnostics can be found and trimmed reliably whatever
+// the real path looks like.
+const HCL_PARSE_NAME = 'strongroom-config.hcl';
+
+async function parseHcl(text: string, file: string): Promise<Obj> {
+  let value: unknown;
+  try {
+    value = await getHclParser()(HCL_PARSE_NAME, text);
+  } catch (err) {
+    throw new ConfigError(file, '', `could not parse as HCL: ${describeHclError(err)}`);
+  }
+  if (!isObj(value)) throw new ConfigError(file, '', 'could not parse as HCL: unexpected parser output');
+  return value;
+}
+
+/**
+ * The parser reports `parse config: [name:L,C-L,C: Summary; Detail. name:L,C-...: ...]`;
+ * keep just the first diagnostic, in words.
+ */
+function describeHclError(err: unknown): string {
+  let msg = firstLine(err instanceof Error ? err.message : String(err));
+  msg = msg.replace(/^parse config: \[/, '').replace(/\]$/, '');
+  const marker = `${HCL_PARSE_NAME}:`;
+  const next = msg.indexOf(` ${marker}`, 1);
+  if (next > 0) msg = msg.slice(0, next);
+  if (msg.startsWith(marker)) {
+    msg = msg.slice(marker.length).replace(/^(\d+),(\d+)(?:-[\d,]+)?: /, 'line $1, column $2: ');
+  }
+  return msg.trim();
+}
+
+function firstLine(s: string): string {
+  return s.split('\n', 1)[0] ?? '';
+}
+
+/** One labeled block (`listener "tcp" { ... }`) however the input shaped it. */
+interface Block {
+  type: string;
+  body: Obj;
+  /** Field path prefix of the block, e.g. `listener.tcp[0]`. */
+  path: string;
+}
+
+class Validator {
+  private readonly warnings: string[] = [];
+
+  constructor(private readonly file: string) {}
+
+  private fail(field: string, rule: string): never {
+    throw new ConfigError(this.file, field, rule);
+  }
+
+  private warn(field: string): void {
+    this.warnings.push(`${this.file}: ${field}: not supported by Strongroom, ignored`);
+  }
+
+  async run(raw: Obj): Promise<ServerConfig> {
+    for (const key of Object.keys(raw)) {
+      if (TOP_LEVEL_KEYS.has(key) || SILENT_TOP_LEVEL_KEYS.has(key)) continue;
+      if (VAULT_TOP_LEVEL_KEYS.has(key)) this.warn(key);
+      else if (key === 'backend') this.fail(key, 'deprecated name not supported, use "storage"');
+      else this.fail(key, 'unknown setting');
+    }
+    this.optionalBool(raw, 'disable_mlock', 'disable_mlock');
+    this.optionalString(raw, 'log_level', 'log_level');
+
+    const storage = this.storage(raw['storage']);
+    const listeners = await this.listeners(raw['listener']);
+    const apiAddr = this.optionalUrl(raw, 'api_addr');
+    const clusterAddr = this.optionalUrl(raw, 'cluster_addr');
+    const ui = this.optionalBool(raw, 'ui', 'ui') ?? false;
+
+    const config: ServerConfig = { storage, listeners, ui, sourceFile: this.file, warnings: this.warnings };
+    if (apiAddr !== undefined) config.apiAddr = apiAddr;
+    if (clusterAddr !== undefined) config.clusterAddr = clusterAddr;
+    return config;
+  }
+
+  private storage(value: unknown): ServerConfig['storage'] {
+    const blocks = this.blocks('storage', value);
+    if (blocks.length === 0) this.fail('storage', 'is required');
+    if (blocks.length > 1) this.fail('storage', 'only one storage block is allowed');
+    const block = blocks[0]!;
+    if (block.type !== 'raft') {
+      this.fail(`storage "${block.type}"`, 'unsupported storage type, only "raft" is supported');
+    }
+    // Storage is a singleton, so its fields read `storage.raft.path`, without an index.
+    const prefix = 'storage.raft';
+    this.checkKeys(block.body, prefix, RAFT_KEYS, VAULT_RAFT_KEYS);
+    const path = this.optionalString(block.body, 'path', `${prefix}.path`, true);
+    if (path === undefined) this.fail(`${prefix}.path`, 'is required');
+    // Vault invents a random node id when none is given; a random one would change on every
+    // restart here, so derive it from the data path, which identifies the node just as well.
+    const nodeId =
+      this.optionalString(block.body, 'node_id', `${prefix}.node_id`, true) ??
+      `node-${createHash('sha256').update(path).digest('hex').slice(0, 8)}`;
+    return { type: 'raft', path, nodeId };
+  }
+
+  private async listeners(value: unknown): Promise<ListenerConfig[]> {
+    const blocks = this.blocks('listener', value);
+    if (blocks.length === 0) this.fail('listener', 'at least one listener block is required');
+    const out: ListenerConfig[] = [];
+    for (const block of blocks) {
+      if (block.type !== 'tcp') {
+        this.fail(`listener "${block.type}"`, 'unsupported listener type, only "tcp" is supported');
+      }
+      out.push(await this.tcpListener(block));
+    }
+    return out;
+  }
+
+  private async tcpListener({ body, path: prefix }: Block): Promise<ListenerConfig> {
+    this.checkKeys(body, prefix, TCP_KEYS, VAULT_TCP_KEYS);
+    const address = this.optionalString(body, 'address', `${prefix}.address`, true) ?? DEFAULT_LISTENER_ADDRESS;
+    const { host, port } = this.hostPort(address, `${prefix}.address`);
+    // Vault's default is TLS on, and so is ours.
+    const tlsDisable = this.optionalBool(body, 'tls_disable', `${prefix}.tls_disable`) ?? false;
+    const tlsCertFile = this.optionalString(body, 'tls_cert_file', `${prefix}.tls_cert_file`, true);
+    const tlsKeyFile = this.optionalString(body, 'tls_key_file', `${prefix}.tls_key_file`, true);
+    if (!tlsDisable) {
+      if (tlsCertFile === undefined) this.fail(`${prefix}.tls_cert_file`, 'is required unless tls_disable is true');
+      if (tlsKeyFile === undefined) this.fail(`${prefix}.tls_key_file`, 'is required unless tls_disable is true');
+      // Checked now so a bad path is reported with the config, not as a crash at bind time.
+      for (const [key, file] of [['tls_cert_file', tlsCertFile], ['tls_key_file', tlsKeyFile]] as const) {
+        const problem = await unreadableFileProblem(file);
+        if (problem) this.fail(`${prefix}.${key}`, problem);
+      }
+    }
+    const size = this.optionalNonNegativeInt(body, 'max_request_size', `${prefix}.max_request_size`);
+    const listener: ListenerConfig = {
+      type: 'tcp',
+      address,
+      host,
+      port,
+      tlsDisable,
+      maxRequestSize: size === undefined || size === 0 ? DEFAULT_MAX_REQUEST_SIZE : size,
+    };
+    if (tlsCertFile !== undefined) listener.tlsCertFile = tlsCertFile;
+    if (tlsKeyFile !== undefined) listener.tlsKeyFile = tlsKeyFile;
+    return listener;
+  }
+
+  private hostPort(address: string, field: string): { host: string; port: number } {
+    const rule = 'must be host:port with a port from 1 to 65535 (IPv6 hosts in brackets, e.g. [::1]:8200)';
+    const m = /^(?:\[([^\]]*)\]|([^:[\]]+)):(\d{1,5})$/.exec(address);
+    if (!m) this.fail(field, rule);
+    const port = Number(m[3]);
+    if (port < 1 || port > 65535) this.fail(field, rule);
+    const v6 = m[1];
+    if (v6 !== undefined) {
+      if (!isIPv6(v6)) this.fail(field, `"${v6}" is not an IPv6 address`);
+      return { host: v6, port };
+    }
+    const host = m[2]!;
+    if (!/^[A-Za-z0-9._-]+$/.test(host)) this.fail(field, rule);
+    return { host, port };
+  }
+
+  /**
+   * Flattens every shape a labeled block arrives in: hcl2json's `{type: [body, ...]}`,
+   * JSON's `{type: body}`, and JSON's `[{type: body}, ...]`. Index counts per type, in order.
+   */
+  private blocks(name: string, value: unknown): Block[] {
+    if (value === undefined || value === null) return [];
+    const unlabeled = (): never =>
+      this.fail(name, `block must have a type label, e.g. ${name} "${name === 'storage' ? 'raft' : 'tcp'}" { ... }`);
+    const groups: Obj[] = [];
+    if (Array.isArray(value)) {
+      for (const item of value) {
+        if (!isObj(item)) this.fail(name, 'must be a block');
+        groups.push(item);
+      }
+    } else if (isObj(value)) {
+      groups.push(value);
+    } else {
+      this.fail(name, 'must be a block');
+    }
+    const counts = new Map<string, number>();
+    const out: Block[] = [];
+    for (const group of groups) {
+      for (const [type, bodies] of Object.entries(group)) {
+        // Without a label, the keys we see are the block's own settings and the values
+        // are scalars; with one, every value is a body or a list of bodies.
+        const list = Array.isArray(bodies) ? bodies : [bodies];
+        if (!list.every(isObj)) unlabeled();
+        for (const body of list) {
+          const index = counts.get(type) ?? 0;
+          counts.set(type, index + 1);
+          out.push({ type, body: body as Obj, path: `${name}.${type}[${index}]` });
+        }
+      }
+    }
+    return out;
+  }
+
+  private checkKeys(body: Obj, prefix: string, ours: Set<string>, vaults: Set<string>): void {
+    for (const key of Object.keys(body)) {
+      if (ours.has(key)) continue;
+      if (vaults.has(key)) this.warn(`${prefix}.${key}`);
+      else this.fail(`${prefix}.${key}`, 'unknown setting');
+    }
+  }
+
+  // JSON null counts as "not set" throughout, which is what a generator emitting every key expects.
+
+  private optionalString(obj: Obj, key: string, field: string, nonEmpty = false): string | undefined {
+    const v = obj[key];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'string') this.fail(field, 'must be a string');
+    if (nonEmpty && v.trim() === '') this.fail(field, 'must not be empty');
+    return v;
+  }
+
+  private optionalBool(obj: Obj, key: string, field: string): boolean | undefined {
+    const v = obj[key];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v === 'boolean') return v;
+    if (v === 1 || (typeof v === 'string' && TRUE_WORDS.has(v))) return true;
+    if (v === 0 || (typeof v === 'string' && FALSE_WORDS.has(v))) return false;
+    this.fail(field, 'must be a boolean (true/false, or "true"/"false"/"1"/"0")');
+  }
+
+  private optionalNonNegativeInt(obj: Obj, key: string, field: string): number | undefined {
+    const v = obj[key];
+    if (v === undefined || v === null) return undefined;
+    const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : NaN;
+    if (!Number.isSafeInteger(n) || n < 0) this.fail(field, 'must be a non-negative integer');
+    return n;
+  }
+
+  private optionalUrl(obj: Obj, key: string): string | undefined {
+    const v = this.optionalString(obj, key, key, true);
+    if (v === undefined) return undefined;
+    let url: URL;
+    try {
+      url = new URL(v);
+    } catch {
+      this.fail(key, 'must be an http:// or https:// URL');
+    }
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') {
+      this.fail(key, 'must be an http:// or https:// URL');
+    }
+    return v;
+  }
+}
+
+/** Returns why `file` cannot be read, or undefined when it can. */
+async function unreadableFileProblem(file: string): Promise<string | undefined> {
+  try {
+    const handle = await fsp.open(file, 'r');
+    try {
+      if (!(await handle.stat()).isFile()) return `"${file}" is not a regular file`;
+    } finally {
+      await handle.close();
+    }
+    return undefined;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return `file "${file}" does not exist`;
+    if (code === 'EACCES' || code === 'EPERM') return `file "${file}" is not readable (permission denied)`;
+    if (code === 'EISDIR') return `"${file}" is not a regular file`;
+    return `file "${file}" cannot be read: ${code ?? (err as Error).message}`;
+  }
+}

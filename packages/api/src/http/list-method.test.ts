@@ -1,0 +1,441 @@
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as tls from 'node:tls';
+import NodeVault from 'node-vault';
+import { attachHttpServer, createListMethodRewriter, isListRequest, type ListMethodRewriter } from './list-method';
+
+const MARKER = 'x-strongroom-list: true\r\n';
+
+function feed(chunks: Array<string | Buffer>, rewriter: ListMethodRewriter = createListMethodRewriter()): string {
+  const out: Buffer[] = [];
+  for (const chunk of chunks) out.push(rewriter.push(typeof chunk === 'string' ? Buffer.from(chunk, 'latin1') : chunk));
+  out.push(rewriter.end());
+  return Buffer.concat(out).toString('latin1');
+}
+
+describe('createListMethodRewriter', () => {
+  const list = 'LIST /v1/secret/metadata/ HTTP/1.1\r\nHost: vault\r\nX-Vault-Token: t\r\n\r\n';
+  const listRewritten = `GET /v1/secret/metadata/ HTTP/1.1\r\n${MARKER}Host: vault\r\nX-Vault-Token: t\r\n\r\n`;
+  const post = 'POST /v1/secret/data/a HTTP/1.1\r\nHost: vault\r\ncontent-LENGTH: 13\r\n\r\n{"data":{}}\r\n';
+
+  it('rewrites LIST to GET plus the marker header', () => {
+    expect(feed([list])).toBe(listRewritten);
+  });
+
+  it('returns the very same buffer for requests it does not touch', () => {
+    const rewriter = createListMethodRewriter();
+    for (const request of ['GET /v1/sys/health HTTP/1.1\r\nHost: a\r\n\r\n', post, 'DELETE /x HTTP/1.1\r\n\r\n']) {
+      const chunk = Buffer.from(request, 'latin1');
+      expect(rewriter.push(chunk)).toBe(chunk);
+    }
+    expect(rewriter.passthrough).toBe(false);
+  });
+
+  it('gives the same output whatever the split of a pipelined stream', () => {
+    const input = list + post + list;
+    const expected = listRewritten + post + listRewritten;
+    expect(feed([input])).toBe(expected);
+    expect(feed([...input])).toBe(expected);
+    for (let i = 0; i <= input.length; i++) {
+      expect(feed([input.slice(0, i), input.slice(i)])).toBe(expected);
+    }
+    for (let i = 0; i <= input.length; i += 3) {
+      for (let j = i; j <= input.length; j += 2) {
+        expect(feed([input.slice(0, i), input.slice(i, j), input.slice(j)])).toBe(expected);
+      }
+    }
+  });
+
+  it('does not look for requests inside a Content-Length body', () => {
+    const body = 'LIST /x HTTP/1.1\r\n\r\n';
+    const request = `PUT /v1/secret/data/a HTTP/1.1\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    expect(feed([request + list])).toBe(request + listRewritten);
+    for (let i = 0; i <= request.length; i++) {
+      expect(feed([request.slice(0, i), request.slice(i) + list])).toBe(request + listRewritten);
+    }
+  });
+
+  it('follows chunked bodies with extensions and trailers', () => {
+    const data = 'LIST /y HTTP/1.1\r\n\r\n\r\n12345';
+    const request =
+      'POST /v1/a HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, Chunked\r\n\r\n' +
+      '5;name=value;quoted="a;b"\r\nLIST \r\n' +
+      `${data.length.toString(16).toUpperCase()}\r\n${data}\r\n` +
+      '0;last\r\nX-Trailer: LIST\r\nOther: 1\r\n\r\n';
+    expect(feed([request + list])).toBe(request + listRewritten);
+    const expected = request + listRewritten;
+    const input = request + list;
+    for (let i = 0; i <= input.length; i++) {
+      expect(feed([input.slice(0, i), input.slice(i)])).toBe(expected);
+    }
+  });
+
+  it('passes large body chunks through as the same buffer', () => {
+    const rewriter = createListMethodRewriter();
+    rewriter.push(Buffer.from('PUT /a HTTP/1.1\r\nContent-Length: 300000\r\n\r\n', 'latin1'));
+    const body = Buffer.alloc(65536, 'L');
+    expect(rewriter.push(body)).toBe(body);
+    const chunkedRewriter = createListMethodRewriter();
+    chunkedRewriter.push(Buffer.from('PUT /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n100000\r\n', 'latin1'));
+    expect(chunkedRewriter.push(body)).toBe(body);
+  });
+
+  it('treats method names case-sensitively, like Vault', () => {
+    const lower = 'list /v1/secret/metadata/ HTTP/1.1\r\nHost: a\r\n\r\n';
+    expect(feed([lower + list])).toBe(lower + listRewritten);
+    expect(feed(['LISTS / HTTP/1.1\r\n\r\n'])).toBe('LISTS / HTTP/1.1\r\n\r\n');
+    expect(feed(['LIS', 'TS / HTTP/1.1\r\n\r\n'])).toBe('LISTS / HTTP/1.1\r\n\r\n');
+  });
+
+  it('tolerates empty lines between requests', () => {
+    expect(feed([`\r\n${list}\r\n`, `\r\n${list}`])).toBe(`\r\n${listRewritten}\r\n\r\n${listRewritten}`);
+  });
+
+  it('hands back a held "LIST" prefix at end of input', () => {
+    const rewriter = createListMethodRewriter();
+    expect(rewriter.push(Buffer.from('LIS')).length).toBe(0);
+    expect(rewriter.end().toString()).toBe('LIS');
+  });
+
+  it('passes garbage through untouched', () => {
+    const garbage = Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03, 0x0a, 0x0d]);
+    expect(feed([garbage, list])).toBe(garbage.toString('latin1') + list);
+    const rewriter = createListMethodRewriter();
+    expect(rewriter.push(Buffer.from('\x00\x01\x02 nonsense'))).toEqual(Buffer.from('\x00\x01\x02 nonsense'));
+  });
+
+  it.each([
+    ['both Content-Length and Transfer-Encoding', 'POST / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'],
+    ['a duplicate Content-Length', 'POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc'],
+    ['a signed Content-Length', 'POST / HTTP/1.1\r\nContent-Length: +3\r\n\r\nabc'],
+    ['a non-chunked Transfer-Encoding', 'POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n'],
+    ['a bad chunk size', 'POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n'],
+    ['whitespace after a chunk size', 'POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1 ;x\r\na\r\n0\r\n\r\n'],
+    ['chunk data not followed by CRLF', 'POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nab\r\n0\r\n\r\n'],
+    ['a bare LF', 'GET / HTTP/1.1\nHost: a\n\n'],
+    ['an obs-fold header', 'GET / HTTP/1.1\r\nX-A: b\r\n c\r\n\r\n'],
+    ['a header without a colon', 'GET / HTTP/1.1\r\nnonsense\r\n\r\n'],
+    ['a head over 64 KiB', `GET / HTTP/1.1\r\nX-Big: ${'a'.repeat(70000)}\r\n\r\n`],
+    ['an upgrade', 'GET /ws HTTP/1.1\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n'],
+    ['a CONNECT', 'CONNECT vault:443 HTTP/1.1\r\nHost: vault:443\r\n\r\n'],
+  ])('stops rewriting after %s', (_name, request) => {
+    const rewriter = createListMethodRewriter();
+    expect(feed([request, list], rewriter)).toBe(request + list);
+    expect(rewriter.passthrough).toBe(true);
+  });
+
+  it('never buffers a head that node would already have rejected', () => {
+    const rewriter = createListMethodRewriter();
+    const line = Buffer.from(`GET /${'a'.repeat(40000)}`);
+    expect(rewriter.push(line)).toBe(line);
+    expect(rewriter.push(line)).toBe(line);
+    expect(rewriter.passthrough).toBe(true);
+  });
+});
+
+describe('isListRequest', () => {
+  it('reads the marker header', () => {
+    const req = (headers: http.IncomingHttpHeaders) => ({ headers }) as http.IncomingMessage;
+    expect(isListRequest(req({ 'x-strongroom-list': 'true' }))).toBe(true);
+    expect(isListRequest(req({ 'x-strongroom-list': 'false' }))).toBe(false);
+    expect(isListRequest(req({}))).toBe(false);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
+interface Seen {
+  method: string | undefined;
+  url: string | undefined;
+  list: boolean;
+  body: string;
+  encrypted: boolean;
+}
+
+interface Harness {
+  port: number;
+  listener: net.Server;
+  httpServer: http.Server;
+  seen: Seen[];
+}
+
+const harnesses: Harness[] = [];
+
+function echoHandler(seen: Seen[]): http.RequestListener {
+  return (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const entry: Seen = {
+        method: req.method,
+        url: req.url,
+        list: isListRequest(req),
+        body: body.length > 1000 ? `<${body.length} bytes>` : body.toString(),
+        encrypted: (req.socket as tls.TLSSocket).encrypted === true,
+      };
+      seen.push(entry);
+      if (req.url === '/big-response') {
+        res.end(Buffer.alloc(8 * 1024 * 1024, 'x'));
+        return;
+      }
+      const reply = entry.list ? { data: { keys: ['alpha', 'beta/'] }, echo: entry } : { echo: entry };
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(reply));
+    });
+  };
+}
+
+let tlsCredentials: { key: Buffer; cert: Buffer } | undefined;
+
+function credentials(): { key: Buffer; cert: Buffer } {
+  if (tlsCredentials === undefined) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strongroom-list-'));
+    try {
+      execFileSync(
+        'openssl',
+        ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=localhost', '-days', '1', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem')],
+        { stdio: 'ignore' },
+      );
+      tlsCredentials = { key: fs.readFileSync(path.join(dir, 'key.pem')), cert: fs.readFileSync(path.join(dir, 'cert.pem')) };
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return tlsCredentials;
+}
+
+async function start(options: { tls?: boolean; configure?: (server: http.Server) => void } = {}): Promise<Harness> {
+  const seen: Seen[] = [];
+  const httpServer = http.createServer(echoHandler(seen));
+  options.configure?.(httpServer);
+  const listener = options.tls === true ? tls.createServer(credentials()) : net.createServer();
+  attachHttpServer(listener, httpServer, { tls: options.tls === true });
+  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+  const harness: Harness = { port: (listener.address() as net.AddressInfo).port, listener, httpServer, seen };
+  harnesses.push(harness);
+  return harness;
+}
+
+afterEach(async () => {
+  const closing = harnesses.splice(0).map(
+    ({ listener, httpServer }) =>
+      new Promise<void>((resolve) => {
+        listener.close(() => resolve());
+        httpServer.closeAllConnections();
+      }),
+  );
+  await Promise.all(closing);
+});
+
+interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/** Minimal response reader for raw sockets; node always frames these replies with Content-Length. */
+function readResponses(socket: net.Socket, count: number): Promise<RawResponse[]> {
+  return new Promise((resolve, reject) => {
+    const responses: RawResponse[] = [];
+    let buffered = Buffer.alloc(0);
+    const onData = (data: Buffer): void => {
+      buffered = Buffer.concat([buffered, data]);
+      for (;;) {
+        const headEnd = buffered.indexOf('\r\n\r\n');
+        if (headEnd === -1) return;
+        const [statusLine = '', ...lines] = buffered.toString('latin1', 0, headEnd).split('\r\n');
+        const headers: Record<string, string> = {};
+        for (const line of lines) {
+          const colon = line.indexOf(':');
+          headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
+        }
+        const length = Number(headers['content-length'] ?? 0);
+        if (buffered.length < headEnd + 4 + length) return;
+        responses.push({ status: Number(statusLine.split(' ')[1]), headers, body: buffered.subarray(headEnd + 4, headEnd + 4 + length) });
+        buffered = buffered.subarray(headEnd + 4 + length);
+        if (responses.length === count) {
+          socket.off('data', onData);
+          socket.off('close', onClose);
+          resolve(responses);
+          return;
+        }
+      }
+    };
+    const onClose = (): void => reject(new Error(`connection closed after ${responses.length} of ${count} responses`));
+    socket.on('data', onData);
+    socket.on('error', reject);
+    socket.on('close', onClose);
+  });
+}
+
+function echoOf(response: RawResponse): Seen {
+  return (JSON.parse(response.body.toString()) as { echo: Seen }).echo;
+}
+
+const pipelined =
+  'GET /v1/sys/health HTTP/1.1\r\nHost: a\r\n\r\n' +
+  'LIST /v1/secret/metadata/ HTTP/1.1\r\nHost: a\r\nX-Vault-Token: t\r\n\r\n' +
+  'POST /v1/secret/data/a HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 31\r\n\r\n{"data":{"LIST /x HTTP/1.1":1}}' +
+  'LIST /v1/secret/metadata/a/ HTTP/1.1\r\nHost: a\r\n\r\n';
+
+function expectPipelinedEchoes(responses: RawResponse[], encrypted: boolean): void {
+  expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+  expect(responses.map(echoOf)).toEqual([
+    { method: 'GET', url: '/v1/sys/health', list: false, body: '', encrypted },
+    { method: 'GET', url: '/v1/secret/metadata/', list: true, body: '', encrypted },
+    { method: 'POST', url: '/v1/secret/data/a', list: false, body: '{"data":{"LIST /x HTTP/1.1":1}}', encrypted },
+    { method: 'GET', url: '/v1/secret/metadata/a/', list: true, body: '', encrypted },
+  ]);
+}
+
+function connect(port: number): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => resolve(socket));
+    socket.on('error', reject);
+  });
+}
+
+describe('attachHttpServer', () => {
+  it('answers pipelined GET, LIST, POST, LIST on one keep-alive connection in order', async () => {
+    const { port } = await start();
+    const socket = await connect(port);
+    socket.write(pipelined);
+    expectPipelinedEchoes(await readResponses(socket, 4), false);
+    // The connection is still usable afterwards, even when the next request trickles in.
+    const next = readResponses(socket, 1);
+    socket.setNoDelay(true);
+    for (const piece of ['LI', 'ST /v1/b/ HTTP/1.1\r', '\nHost: a\r\n', '\r\n']) {
+      socket.write(piece);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(echoOf((await next)[0]!)).toMatchObject({ method: 'GET', url: '/v1/b/', list: true });
+    socket.destroy();
+  });
+
+  it('does the same over TLS', async () => {
+    const { port } = await start({ tls: true });
+    const socket = await new Promise<tls.TLSSocket>((resolve, reject) => {
+      const s = tls.connect({ port, host: '127.0.0.1', servername: 'localhost', ca: credentials().cert }, () => resolve(s));
+      s.on('error', reject);
+    });
+    socket.write(pipelined);
+    expectPipelinedEchoes(await readResponses(socket, 4), true);
+    socket.destroy();
+  });
+
+  it('serves node-vault list()', async () => {
+    const { port, seen } = await start();
+    const vault = NodeVault({ endpoint: `http://127.0.0.1:${port}`, token: 't' });
+    const reply = (await vault.list('secret/metadata/')) as { data: { keys: string[] } };
+    expect(reply.data.keys).toEqual(['alpha', 'beta/']);
+    expect(seen).toEqual([{ method: 'GET', url: '/v1/secret/metadata/', list: true, body: '', encrypted: false }]);
+  });
+
+  it('streams large bodies both ways and keeps framing afterwards', async () => {
+    const { port, seen } = await start();
+    const socket = await connect(port);
+    const body = Buffer.alloc(5 * 1024 * 1024, 'LIST / HTTP/1.1\r\n\r\n');
+    const replies = readResponses(socket, 3);
+    socket.write(`PUT /upload HTTP/1.1\r\nHost: a\r\nContent-Length: ${body.length}\r\n\r\n`);
+    socket.write(body);
+    socket.write('GET /big-response HTTP/1.1\r\nHost: a\r\n\r\nLIST /after HTTP/1.1\r\nHost: a\r\n\r\n');
+    const [upload, download, after] = await replies;
+    expect(echoOf(upload!)).toMatchObject({ method: 'PUT', list: false, body: `<${body.length} bytes>` });
+    expect(download!.body.length).toBe(8 * 1024 * 1024);
+    expect(echoOf(after!)).toMatchObject({ method: 'GET', url: '/after', list: true });
+    expect(seen).toHaveLength(3);
+    socket.destroy();
+  });
+
+  it('supports Expect: 100-continue', async () => {
+    const { port } = await start();
+    const body = Buffer.alloc(1024 * 1024, 'b');
+    const echo = await new Promise<Seen>((resolve, reject) => {
+      const req = http.request({ port, host: '127.0.0.1', method: 'PUT', path: '/v1/put', headers: { expect: '100-continue', 'content-length': body.length } });
+      req.on('continue', () => req.end(body));
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve((JSON.parse(Buffer.concat(chunks).toString()) as { echo: Seen }).echo));
+      });
+      req.on('error', reject);
+    });
+    expect(echo).toMatchObject({ method: 'PUT', body: `<${body.length} bytes>` });
+  });
+
+  it.each([
+    ['lower-case list', 'list /v1/secret/metadata/ HTTP/1.1\r\nHost: a\r\n\r\n'],
+    ['garbage', '\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03\r\n\r\n'],
+    ['a body framing node refuses', 'POST / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nLIST / HTTP/1.1\r\n\r\n'],
+  ])('lets node reject %s with 400 and close', async (_name, request) => {
+    const { port, seen } = await start();
+    const socket = await connect(port);
+    const received: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => received.push(chunk));
+    const closed = new Promise((resolve) => socket.on('close', resolve));
+    socket.write(request);
+    await closed;
+    expect(Buffer.concat(received).toString('latin1')).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(seen).toEqual([]);
+  });
+
+  it('honours keepAliveTimeout', async () => {
+    const { port } = await start({
+      configure: (server) => {
+        server.keepAliveTimeout = 150;
+        Object.assign(server, { keepAliveTimeoutBuffer: 0 });
+      },
+    });
+    const socket = await connect(port);
+    socket.write('LIST /a HTTP/1.1\r\nHost: a\r\n\r\n');
+    await readResponses(socket, 1);
+    const started = Date.now();
+    await new Promise((resolve) => socket.on('close', resolve));
+    const elapsed = Date.now() - started;
+    expect(elapsed).toBeGreaterThanOrEqual(100);
+    expect(elapsed).toBeLessThan(2000);
+  });
+
+  it('closes idle keep-alive connections on demand, and closes the http.Server with its listener', async () => {
+    const { port, listener, httpServer } = await start();
+    const idle = await connect(port);
+    const busy = await connect(port);
+    idle.write('LIST /b HTTP/1.1\r\nHost: a\r\n\r\n');
+    await readResponses(idle, 1);
+    busy.write('PUT /slow HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n12345');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+
+    const idleClosed = new Promise((resolve) => idle.on('close', resolve));
+    const listenerClosed = new Promise((resolve) => listener.close(resolve));
+    const httpClosed = new Promise((resolve) => httpServer.once('close', resolve));
+    const begun = Date.now();
+    httpServer.closeIdleConnections();
+    await idleClosed;
+    expect(Date.now() - begun).toBeLessThan(100);
+
+    // The connection in the middle of a request is not idle: it completes normally.
+    expect(busy.destroyed).toBe(false);
+    const reply = readResponses(busy, 1);
+    busy.write('67890');
+    expect(echoOf((await reply)[0]!)).toMatchObject({ method: 'PUT', body: '1234567890' });
+    const busyClosed = new Promise((resolve) => busy.on('close', resolve));
+    httpServer.closeIdleConnections();
+    await Promise.all([busyClosed, listenerClosed, httpClosed]);
+  });
+
+  it('finishes a Connection: close response before closing', async () => {
+    const { port } = await start();
+    const socket = await connect(port);
+    const received: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => received.push(chunk));
+    const closed = new Promise((resolve) => socket.on('close', resolve));
+    socket.write('GET /big-response HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n');
+    await closed;
+    expect(Buffer.concat(received).length).toBeGreaterThan(8 * 1024 * 1024);
+  });
+});

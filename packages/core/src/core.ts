@@ -1,0 +1,337 @@
+import { randomUUID } from 'node:crypto';
+import { systemClock, type Clock } from './clock';
+import {
+  BadRequestError, NotFoundError, NotInitializedError, PermissionDeniedError, SealedError, UnsupportedOperationError,
+} from './errors';
+import { EventBus } from './events';
+import { Backend, type PathMatch } from './framework/backend';
+import type { EngineFactory } from './framework/engine';
+import type { BackendRequest, BackendResponse, Caller, MountSettings, Operation } from './framework/types';
+import { createLogger, type Logger } from './logger';
+import { DATA_PREFIX, MountTable, type MountEntry, type TableKind } from './mounts/mount-table';
+import { checkParameters } from './policy/acl';
+import { PolicyStore } from './policy-store';
+import { Barrier } from './seal/barrier';
+import { SealManager } from './seal/seal-manager';
+import { PrefixedStorage } from './storage/logical';
+import type { Storage } from './storage/storage';
+import { systemPaths } from './system/paths';
+import { tokenPaths } from './token/paths';
+import type { TokenEntry } from './token/token-entry';
+import { TokenStore } from './token/token-store';
+import { buildEnvelope } from './envelope';
+
+/** Vault's defaults: 32 days for both the default and the maximum lease TTL. */
+export const SYSTEM_DEFAULT_TTL = 32 * 24 * 3600;
+export const SYSTEM_MAX_TTL = 32 * 24 * 3600;
+
+export const VERSION = '1.17.0+strongroom.0.1.0';
+
+export interface CoreOptions {
+  storage: Storage;
+  clock?: Clock;
+  logger?: Logger;
+  engines?: EngineFactory[];
+  clusterName?: string;
+  /** Reported by health and used as the storage type in seal status. */
+  storageType?: string;
+}
+
+/** A request as the HTTP layer hands it over: operation already mapped from the method. */
+export interface CoreRequest {
+  operation: Operation;
+  /** Without `/v1/` and without a leading slash. */
+  path: string;
+  data: Record<string, unknown>;
+  token?: string;
+  remoteAddress?: string;
+  headers?: Record<string, string | undefined>;
+}
+
+export interface CoreReply {
+  status: number;
+  body: unknown;
+}
+
+/** Paths that answer while sealed or before init; everything else is 503. */
+const SEALED_PATHS = new Set(['sys/init', 'sys/seal-status', 'sys/unseal', 'sys/health', 'sys/leader']);
+
+interface Routed {
+  entry: MountEntry;
+  kind: TableKind;
+  backend: Backend;
+  /** The mount's full API path (`secret/`, `auth/token/`). */
+  apiPath: string;
+  relative: string;
+}
+
+/**
+ * The heart of the server: seal state, the mount tables, tokens and policies, and the request
+ * pipeline (route to a mount, resolve the caller, check the ACL, run the backend, build the
+ * envelope). It knows nothing of HTTP; the API layer maps methods and bodies onto `handle`.
+ */
+export class Core {
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly events: EventBus;
+  readonly barrier: Barrier;
+  readonly seal: SealManager;
+  readonly tokens: TokenStore;
+  readonly policies: PolicyStore;
+  readonly mounts: MountTable;
+  readonly auths: MountTable;
+  readonly clusterName: string;
+  readonly storageType: string;
+  readonly engines = new Map<string, EngineFactory>();
+  private readonly instances = new Map<string, Backend>();
+  private readonly systemBackend: Backend;
+  private readonly tokenBackend: Backend;
+  clusterId = '';
+  private unsealedAt = 0;
+
+  constructor(options: CoreOptions) {
+    this.clock = options.clock ?? systemClock;
+    this.logger = options.logger ?? createLogger({ name: 'core' });
+    this.events = new EventBus(this.logger);
+    this.barrier = new Barrier(options.storage);
+    this.seal = new SealManager(options.storage, this.barrier, this.clock);
+    this.tokens = new TokenStore(this.barrier, this.clock, this.logger);
+    this.policies = new PolicyStore(this.barrier);
+    this.mounts = new MountTable('secret', this.barrier);
+    this.auths = new MountTable('auth', this.barrier);
+    this.clusterName = options.clusterName ?? 'strongroom-cluster';
+    this.storageType = options.storageType ?? 'raft';
+    for (const e of options.engines ?? []) this.engines.set(e.type, e);
+    this.systemBackend = new Backend('system', systemPaths(this));
+    this.tokenBackend = new Backend('token', tokenPaths(this));
+  }
+
+  get sealed(): boolean {
+    return this.barrier.sealed;
+  }
+
+  get activeSince(): number {
+    return this.unsealedAt;
+  }
+
+  // ---- lifecycle ------------------------------------------------------------------------
+
+  /** Creates the root key, the built-in mounts and policies, and a root token; leaves it sealed. */
+  async initialize(shares: number, threshold: number, rootTokenId?: string): Promise<{ keys: Buffer[]; rootToken: string }> {
+    const keys = await this.seal.initialize(shares, threshold);
+    try {
+      await this.barrier.put('core/cluster', Buffer.from(JSON.stringify({ id: randomUUID(), name: this.clusterName })));
+      await this.mounts.load();
+      await this.mounts.add(builtinMount('sys/', 'system', 'system endpoints used for control, policy and debugging'), { builtin: true });
+      await this.auths.load();
+      await this.auths.add(builtinMount('token/', 'token', 'token based credentials'), { builtin: true });
+      await this.policies.setup();
+      await this.tokens.setup();
+      const now = this.clock.now();
+      const { id } = await this.tokens.create({
+        policies: ['root'], path: 'auth/token/root', meta: {}, displayName: 'root', numUses: 0, creationTime: now,
+        creationTtl: 0, expireTime: 0, explicitMaxTtl: 0, period: 0, renewable: false, type: 'service', boundCidrs: [],
+        entityId: '', namespace: 'root',
+      }, rootTokenId);
+      return { keys, rootToken: id };
+    } finally {
+      this.tokens.stop();
+      this.mounts.clear();
+      this.auths.clear();
+      this.policies.clear();
+      this.seal.seal();
+    }
+  }
+
+  /** Submits one unseal key share; when the threshold is met the server comes up. */
+  async unseal(share: Buffer): Promise<void> {
+    const wasSealed = this.sealed;
+    const done = await this.seal.submitShare(share);
+    if (done && wasSealed) await this.postUnseal();
+  }
+
+  private async postUnseal(): Promise<void> {
+    try {
+      const cluster = await this.barrier.get('core/cluster');
+      this.clusterId = cluster ? (JSON.parse(cluster.toString('utf8')) as { id: string }).id : '';
+      await this.mounts.load();
+      await this.auths.load();
+      await this.policies.setup();
+      await this.tokens.setup();
+      for (const [kind, table] of [['secret', this.mounts], ['auth', this.auths]] as const) {
+        for (const entry of table.all()) this.instantiate(kind, entry);
+      }
+      this.unsealedAt = this.clock.now();
+      this.logger.info('unsealed', { cluster_id: this.clusterId });
+    } catch (err) {
+      await this.sealNow();
+      throw err;
+    }
+  }
+
+  async sealNow(): Promise<void> {
+    this.tokens.stop();
+    this.instances.clear();
+    this.mounts.clear();
+    this.auths.clear();
+    this.policies.clear();
+    this.seal.seal();
+    this.unsealedAt = 0;
+    this.logger.info('sealed');
+  }
+
+  async close(): Promise<void> {
+    if (!this.sealed) await this.sealNow();
+    await this.barrier.physical.close();
+  }
+
+  // ---- mounts ---------------------------------------------------------------------------
+
+  instantiate(kind: TableKind, entry: MountEntry): Backend {
+    let backend: Backend;
+    if (entry.type === 'system') backend = this.systemBackend;
+    else if (entry.type === 'token') backend = this.tokenBackend;
+    else {
+      const factory = this.engines.get(entry.type);
+      if (!factory || factory.kind !== kind) throw new BadRequestError(`plugin not found in the catalog: ${entry.type}`);
+      backend = factory.create({ clock: this.clock, events: this.events, logger: this.logger });
+    }
+    this.instances.set(entry.uuid, backend);
+    return backend;
+  }
+
+  dropInstance(uuid: string): void {
+    this.instances.delete(uuid);
+  }
+
+  mountStorage(kind: TableKind, entry: MountEntry): PrefixedStorage {
+    if (entry.type === 'system' || entry.type === 'token') return new PrefixedStorage(this.barrier, '');
+    return new PrefixedStorage(this.barrier, `${DATA_PREFIX[kind]}${entry.uuid}/`);
+  }
+
+  mountSettings(kind: TableKind, entry: MountEntry): MountSettings {
+    return {
+      path: kind === 'auth' ? `auth/${entry.path}` : entry.path,
+      type: entry.type,
+      accessor: entry.accessor,
+      uuid: entry.uuid,
+      defaultLeaseTtl: entry.config.default_lease_ttl || SYSTEM_DEFAULT_TTL,
+      maxLeaseTtl: entry.config.max_lease_ttl || SYSTEM_MAX_TTL,
+      options: entry.options,
+    };
+  }
+
+  private route(path: string): Routed | null {
+    if (path.startsWith('auth/')) {
+      const rest = path.slice(5);
+      const entry = this.auths.find(rest);
+      if (!entry) return null;
+      const backend = this.instances.get(entry.uuid);
+      if (!backend) return null;
+      return { entry, kind: 'auth', backend, apiPath: `auth/${entry.path}`, relative: rest.slice(entry.path.length) };
+    }
+    const entry = this.mounts.find(path);
+    if (!entry) return null;
+    const backend = this.instances.get(entry.uuid);
+    if (!backend) return null;
+    return { entry, kind: 'secret', backend, apiPath: entry.path, relative: path.slice(entry.path.length) };
+  }
+
+  // ---- requests -------------------------------------------------------------------------
+
+  async handle(request: CoreRequest): Promise<CoreReply> {
+    const path = request.path.replace(/^\/+/, '');
+    if (this.sealed) {
+      if (SEALED_PATHS.has(path)) return this.handleSealed(path, request);
+      throw (await this.seal.initialized()) ? new SealedError() : new NotInitializedError();
+    }
+    const op = request.operation;
+    if ((op === 'update' || op === 'create' || op === 'patch') && path.endsWith('/')) {
+      throw new BadRequestError("cannot write to a path ending in '/'");
+    }
+    const routed = this.route(path);
+    if (!routed) throw new NotFoundError(`no handler for route "${path}": no mount serves this path`);
+    const { backend, entry, kind } = routed;
+    const match = backend.match(routed.relative);
+    if (!match) throw new NotFoundError(`unsupported path: ${path}`);
+
+    const req: BackendRequest = {
+      id: randomUUID(),
+      operation: op,
+      path: routed.relative,
+      mount: this.mountSettings(kind, entry),
+      storage: this.mountStorage(kind, entry),
+      data: request.data,
+      headers: request.headers ?? {},
+      ...(request.remoteAddress ? { remoteAddress: request.remoteAddress } : {}),
+    };
+    if (op === 'update' || op === 'create') req.operation = await backend.resolveWrite(match, req);
+    if (!backend.supports(match, req.operation)) throw new UnsupportedOperationError();
+
+    if (!backend.isUnauthenticated(match, req.operation)) {
+      req.caller = await this.authorize(request, path, req, backend, match);
+    }
+    if (entry.type === 'token' && request.token) req.clientToken = request.token;
+    const resp = await backend.execute(match, req);
+    return buildEnvelope(req, resp, entry.type);
+  }
+
+  private async handleSealed(path: string, request: CoreRequest): Promise<CoreReply> {
+    const match = this.systemBackend.match(path.slice('sys/'.length));
+    if (!match) throw new NotFoundError();
+    const req: BackendRequest = {
+      id: randomUUID(), operation: request.operation === 'create' ? 'update' : request.operation, path: path.slice(4),
+      mount: { path: 'sys/', type: 'system', accessor: '', uuid: '', defaultLeaseTtl: 0, maxLeaseTtl: 0, options: {} },
+      storage: this.barrier, data: request.data, headers: request.headers ?? {},
+    };
+    if (!this.systemBackend.supports(match, req.operation)) throw new UnsupportedOperationError();
+    return buildEnvelope(req, await this.systemBackend.execute(match, req), 'system');
+  }
+
+  /** Resolves the token, checks bound CIDRs, the ACL, sudo and parameter rules; counts a use. */
+  private async authorize(request: CoreRequest, path: string, req: BackendRequest, backend: Backend, match: PathMatch): Promise<Caller> {
+    const entry = request.token ? await this.tokens.lookup(request.token) : null;
+    if (!entry) throw new PermissionDeniedError();
+    if (!this.tokens.addressAllowed(entry, request.remoteAddress)) throw new PermissionDeniedError();
+    const acl = await this.policies.acl(entry.policies);
+    const result = acl.allowed(path, req.operation);
+    if (!result.allowed) throw new PermissionDeniedError();
+    if (backend.needsSudo(match, req.operation) && !result.sudo) throw new PermissionDeniedError();
+    // Vault applies parameter constraints to the operations that carry parameters only.
+    if (!result.root && req.operation !== 'list' && req.operation !== 'delete') {
+      const problem = checkParameters(result.rule, req.data);
+      if (problem) throw new PermissionDeniedError(problem);
+    }
+    const used = await this.tokens.use(entry);
+    return callerOf(used, result.sudo);
+  }
+
+  async rotateKeyring(): Promise<void> {
+    await this.seal.rotate(this.barrier.keyring());
+  }
+
+  keyringStatus() {
+    return this.barrier.keyring().activeTerm;
+  }
+}
+
+export function callerOf(entry: TokenEntry, sudo: boolean): Caller {
+  return {
+    sudo,
+    accessor: entry.accessor,
+    policies: entry.policies,
+    displayName: entry.displayName,
+    entityId: entry.entityId,
+    isRoot: entry.policies.includes('root'),
+    tokenHash: entry.hash,
+    tokenType: entry.type,
+    metadata: entry.meta,
+  };
+}
+
+function builtinMount(path: string, type: string, description: string): Omit<MountEntry, 'accessor' | 'uuid'> {
+  return {
+    path, type, description, local: false, seal_wrap: false, external_entropy_access: false, options: {},
+    config: { default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false },
+  };
+}

@@ -1,0 +1,82 @@
+/**
+ * Every failure a caller can act on is one of these classes. Each has a stable `code`, the HTTP
+ * status the API layer answers with, and optionally the underlying `cause`. The API maps them to
+ * Vault's `{"errors": [...]}` body in one place; nothing else picks status codes.
+ */
+export class StrongroomError extends Error {
+  readonly code: string;
+  readonly status: number;
+  /** Extra lines for the `errors` array after the message (Vault sometimes returns several). */
+  readonly details: readonly string[];
+
+  constructor(code: string, status: number, message: string, options?: { cause?: unknown; details?: readonly string[] }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.status = status;
+    this.details = options?.details ?? [];
+  }
+}
+
+/** The request is malformed or names a bad value; the message names the field and the rule. */
+export class BadRequestError extends StrongroomError {
+  constructor(message: string, options?: { cause?: unknown; details?: readonly string[] }) {
+    super('bad_request', 400, message, options);
+  }
+}
+
+export class PermissionDeniedError extends StrongroomError {
+  constructor(message = 'permission denied') {
+    super('permission_denied', 403, message);
+  }
+}
+
+export class NotFoundError extends StrongroomError {
+  constructor(message = '') {
+    super('not_found', 404, message);
+  }
+}
+
+export class UnsupportedOperationError extends StrongroomError {
+  constructor(message = 'unsupported operation') {
+    super('unsupported_operation', 405, message);
+  }
+}
+
+export class UnsupportedMediaTypeError extends StrongroomError {
+  constructor(message: string) {
+    super('unsupported_media_type', 415, message);
+  }
+}
+
+export class PayloadTooLargeError extends StrongroomError {
+  constructor(limit: number) {
+    super('payload_too_large', 413, `request body is larger than the limit of ${limit} bytes`);
+  }
+}
+
+export class SealedError extends StrongroomError {
+  constructor(message = 'Vault is sealed') {
+    super('sealed', 503, message);
+  }
+}
+
+export class NotInitializedError extends StrongroomError {
+  constructor() {
+    super('not_initialized', 503, 'server is not yet initialized');
+  }
+}
+
+/** A compare-and-set or check failed; the caller may retry with fresh state. */
+export class ConflictError extends StrongroomError {
+  constructor(message: string) {
+    super('conflict', 400, message);
+  }
+}
+
+/** A fault of ours, not of the caller: logged in full, answered with a generic 500. */
+export class InternalError extends StrongroomError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('internal', 500, message, options);
+  }
+}

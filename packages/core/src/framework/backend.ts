@@ -1,0 +1,96 @@
+import { BadRequestError, UnsupportedOperationError } from '../errors';
+import { parseFields, type FieldData } from './fields';
+import type { BackendRequest, BackendResponse, Operation, PathDefinition } from './types';
+
+export interface CompiledPath {
+  def: PathDefinition;
+  regex: RegExp;
+}
+
+export interface PathMatch {
+  path: CompiledPath;
+  captures: Record<string, string>;
+}
+
+function includesOp(flag: boolean | readonly Operation[] | undefined, op: Operation): boolean {
+  return flag === true || (Array.isArray(flag) && flag.includes(op));
+}
+
+/**
+ * A table of declared paths. The router asks it to match a path, to resolve a write into
+ * create or update, and then to run the operation; the ACL check happens in between, so a
+ * handler only runs for callers the policy allows.
+ */
+export class Backend {
+  readonly type: string;
+  private readonly paths: CompiledPath[];
+
+  constructor(type: string, paths: readonly PathDefinition[]) {
+    this.type = type;
+    this.paths = paths.map((def) => ({ def, regex: new RegExp(`^(?:${def.pattern})$`) }));
+  }
+
+  match(path: string): PathMatch | null {
+    for (const compiled of this.paths) {
+      const m = compiled.regex.exec(path);
+      if (m) {
+        const captures: Record<string, string> = {};
+        if (m.groups) for (const [k, v] of Object.entries(m.groups)) if (v !== undefined) captures[k] = v;
+        return { path: compiled, captures };
+      }
+    }
+    return null;
+  }
+
+  isUnauthenticated(match: PathMatch, op: Operation): boolean {
+    return includesOp(match.path.def.unauthenticated, op);
+  }
+
+  needsSudo(match: PathMatch, op: Operation): boolean {
+    return includesOp(match.path.def.sudo, op);
+  }
+
+  /** Parses fields leniently (no required check) so an existence check can read path captures. */
+  private fieldsFor(match: PathMatch, req: BackendRequest, requireRequired: boolean): { fields: FieldData; unknown: string[] } {
+    return parseFields(match.path.def.fields ?? {}, req.data, match.captures, { requireRequired });
+  }
+
+  /** Turns an HTTP write into create or update, as the path's existence check says. */
+  async resolveWrite(match: PathMatch, req: BackendRequest): Promise<Operation> {
+    const def = match.path.def;
+    if (!def.existenceCheck) return def.operations.update || !def.operations.create ? 'update' : 'create';
+    const exists = await def.existenceCheck(req, this.fieldsFor(match, req, false).fields);
+    return exists ? 'update' : 'create';
+  }
+
+  supports(match: PathMatch, op: Operation): boolean {
+    return this.handlerFor(match, op) !== undefined;
+  }
+
+  private handlerFor(match: PathMatch, op: Operation) {
+    const ops = match.path.def.operations;
+    // A path that does not tell create from update serves both with one handler.
+    if (op === 'create') return ops.create ?? ops.update;
+    if (op === 'update') return ops.update ?? ops.create;
+    return ops[op];
+  }
+
+  async execute(match: PathMatch, req: BackendRequest): Promise<BackendResponse | null> {
+    const handler = this.handlerFor(match, req.operation);
+    if (!handler) throw new UnsupportedOperationError();
+    const writes = req.operation === 'create' || req.operation === 'update';
+    const { fields, unknown } = this.fieldsFor(match, req, writes);
+    const resp = await handler(req, fields);
+    if (unknown.length > 0 && !match.path.def.arbitraryFields) {
+      const warning = `Endpoint ignored these unrecognized parameters: [${unknown.join(' ')}]`;
+      if (resp) return { ...resp, warnings: [...(resp.warnings ?? []), warning] };
+      return { warnings: [warning] };
+    }
+    return resp;
+  }
+}
+
+export function requireNonEmpty(name: string, value: string): string {
+  if (value === '') throw new BadRequestError(`missing required field "${name}"`);
+  return value;
+}

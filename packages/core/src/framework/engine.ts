@@ -1,0 +1,18 @@
+import type { Clock } from '../clock';
+import type { EventBus } from '../events';
+import type { Logger } from '../logger';
+import type { Backend } from './backend';
+
+/** What core hands an engine when it mounts it. */
+export interface EngineContext {
+  clock: Clock;
+  events: EventBus;
+  logger: Logger;
+}
+
+/** A mountable engine type: `kv`, `transit`, ... for secrets; `cloud1`, ... for auth. */
+export interface EngineFactory {
+  type: string;
+  kind: 'secret' | 'auth';
+  create(ctx: EngineContext): Backend;
+}

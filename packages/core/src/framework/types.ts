@@ -1,0 +1,98 @@
+import type { LogicalStorage } from '../storage/logical';
+import type { FieldData, FieldSchemas } from './fields';
+
+export type Operation = 'read' | 'list' | 'create' | 'update' | 'patch' | 'delete';
+
+export const OPERATIONS: readonly Operation[] = ['read', 'list', 'create', 'update', 'patch', 'delete'];
+
+/** Mount settings a backend may consult (lease TTL bounds, engine options such as KV version). */
+export interface MountSettings {
+  path: string;
+  type: string;
+  accessor: string;
+  uuid: string;
+  defaultLeaseTtl: number;
+  maxLeaseTtl: number;
+  options: Record<string, string>;
+}
+
+/** The caller as the router resolved it from the token. */
+export interface Caller {
+  accessor: string;
+  policies: string[];
+  displayName: string;
+  entityId: string;
+  isRoot: boolean;
+  /** Hashed token ID: the key of the token entry, never the token itself. */
+  tokenHash: string;
+  tokenType: 'service' | 'batch';
+  metadata: Record<string, string>;
+  /** Whether the ACL rule that admitted this request grants `sudo` (or the token is root). */
+  sudo: boolean;
+}
+
+export interface BackendRequest {
+  id: string;
+  operation: Operation;
+  /** Path relative to the mount, without a leading slash. */
+  path: string;
+  mount: MountSettings;
+  storage: LogicalStorage;
+  data: Record<string, unknown>;
+  caller?: Caller;
+  /** The raw client token, present only for backends that manage tokens (auth/token). */
+  clientToken?: string;
+  remoteAddress?: string;
+  headers: Record<string, string | undefined>;
+}
+
+export interface AuthResult {
+  clientToken: string;
+  accessor: string;
+  policies: string[];
+  tokenPolicies: string[];
+  metadata: Record<string, string> | null;
+  leaseDuration: number;
+  renewable: boolean;
+  entityId: string;
+  tokenType: 'service' | 'batch';
+  orphan: boolean;
+  numUses: number;
+}
+
+export interface BackendResponse {
+  data?: Record<string, unknown> | null;
+  warnings?: string[];
+  auth?: AuthResult;
+  /** Overrides the HTTP status of an enveloped reply (e.g. KV answers 404 with metadata). */
+  status?: number;
+  /** A reply outside Vault's envelope, as sys/health and sys/seal-status send. */
+  raw?: { status: number; body: unknown };
+  /** Vault copies `data`'s keys to the top level of some sys replies; old clients read them there. */
+  copyDataToTop?: boolean;
+}
+
+export type OperationHandler = (req: BackendRequest, fields: FieldData) => Promise<BackendResponse | null>;
+
+export interface PathDefinition {
+  /** Regex source relative to the mount, anchored at both ends; named groups become fields. */
+  pattern: string;
+  fields?: FieldSchemas;
+  operations: Partial<Record<Operation, OperationHandler>>;
+  /**
+   * Decides whether a write is a `create` or an `update` for the ACL, as Vault does. Without it,
+   * every write is an `update`.
+   */
+  existenceCheck?: (req: BackendRequest, fields: FieldData) => Promise<boolean>;
+  /** Operations callable without a token (true = all). */
+  unauthenticated?: boolean | readonly Operation[];
+  /** Operations that also need the `sudo` capability (true = all). */
+  sudo?: boolean | readonly Operation[];
+  /** Data keys outside `fields` are the payload (KV); they produce no "ignored" warning. */
+  arbitraryFields?: boolean;
+  help?: string;
+}
+
+export function definePath(def: PathDefinition): PathDefinition {
+  return def;
+}

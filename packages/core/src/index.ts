@@ -1,0 +1,34 @@
+export { Backend, requireNonEmpty } from './framework/backend';
+export type { CompiledPath, PathMatch } from './framework/backend';
+export { FieldData, convertField, parseFields } from './framework/fields';
+export type { FieldSchema, FieldSchemas, FieldType } from './framework/fields';
+export { definePath, OPERATIONS } from './framework/types';
+export type {
+  AuthResult, BackendRequest, BackendResponse, Caller, MountSettings, Operation, OperationHandler, PathDefinition,
+} from './framework/types';
+export type { EngineContext, EngineFactory } from './framework/engine';
+export { BackendHarness } from './framework/testing';
+export { formatDuration, parseDurationSeconds, requireDuration } from './framework/duration';
+export { FakeClock, systemClock } from './clock';
+export type { Clock, TimerHandle } from './clock';
+export { EventBus } from './events';
+export type { EventMap, KvEvent } from './events';
+export { createLogger, silentLogger } from './logger';
+export type { Logger } from './logger';
+export {
+  BadRequestError, ConflictError, InternalError, NotFoundError, NotInitializedError, PayloadTooLargeError,
+  PermissionDeniedError, SealedError, StrongroomError, UnsupportedMediaTypeError, UnsupportedOperationError,
+} from './errors';
+export { childrenOf } from './storage/storage';
+export type { Storage, TxnOp } from './storage/storage';
+export { MemoryStorage } from './storage/memory-storage';
+export { PrefixedStorage, collectKeys, deleteTree, getJson, jsonOp, putJson } from './storage/logical';
+export type { LogicalStorage } from './storage/logical';
+export { runStorageConformance } from './storage/storage-conformance';
+export type { ConformanceSubject } from './storage/storage-conformance';
+export { Core, SYSTEM_DEFAULT_TTL, SYSTEM_MAX_TTL, VERSION } from './core';
+export type { CoreOptions, CoreReply, CoreRequest } from './core';
+export type { MountConfig, MountEntry } from './mounts/mount-table';
+export { ACL, DEFAULT_POLICY_TEXT, parsePolicy } from './policy';
+export type { Capability, Policy } from './policy';
+export type { TokenEntry } from './token/token-entry';

@@ -1,0 +1,133 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { BadRequestError } from '../errors';
+import type { Barrier } from '../seal/barrier';
+
+export interface MountConfig {
+  default_lease_ttl: number;
+  max_lease_ttl: number;
+  force_no_cache: boolean;
+  listing_visibility?: string;
+  audit_non_hmac_request_keys?: string[];
+  audit_non_hmac_response_keys?: string[];
+  passthrough_request_headers?: string[];
+  allowed_response_headers?: string[];
+}
+
+export interface MountEntry {
+  /** With a trailing slash, without the `auth/` prefix for auth mounts (as Vault shows it). */
+  path: string;
+  type: string;
+  description: string;
+  accessor: string;
+  uuid: string;
+  config: MountConfig;
+  local: boolean;
+  seal_wrap: boolean;
+  external_entropy_access: boolean;
+  options: Record<string, string>;
+}
+
+export type TableKind = 'secret' | 'auth';
+
+const TABLE_KEYS: Record<TableKind, string> = { secret: 'core/mounts', auth: 'core/auth' };
+/** Where each table's mounts keep their data, under the mount's UUID. */
+export const DATA_PREFIX: Record<TableKind, string> = { secret: 'logical/', auth: 'auth/' };
+
+const RESERVED: Record<TableKind, string[]> = {
+  secret: ['sys/', 'auth/', 'cubbyhole/', 'identity/'],
+  auth: ['token/'],
+};
+
+export function normalizeMountPath(field: string, raw: string): string {
+  let path = raw.trim().replace(/^\/+/, '');
+  if (path === '' || path === '/') throw new BadRequestError(`invalid value for "${field}": the path must not be empty`);
+  if (!path.endsWith('/')) path += '/';
+  if (path.split('/').some((seg, i, all) => seg === '..' || seg === '.' || (seg === '' && i !== all.length - 1))) {
+    throw new BadRequestError(`invalid value for "${field}": "${raw}" is not a clean path`);
+  }
+  return path;
+}
+
+export function newAccessor(type: string): string {
+  return `${type.replace(/[^a-z0-9-]/gi, '')}_${randomBytes(4).toString('hex')}`;
+}
+
+/** One table of mounts (secret engines, or auth methods), persisted through the barrier. */
+export class MountTable {
+  private entries: MountEntry[] = [];
+
+  constructor(readonly kind: TableKind, private readonly barrier: Barrier) {}
+
+  async load(): Promise<void> {
+    const raw = await this.barrier.get(TABLE_KEYS[this.kind]);
+    this.entries = raw ? (JSON.parse(raw.toString('utf8')) as MountEntry[]) : [];
+    this.sort();
+  }
+
+  private sort(): void {
+    // Longest path first so `find` returns the most specific mount.
+    this.entries.sort((a, b) => b.path.length - a.path.length || a.path.localeCompare(b.path));
+  }
+
+  private async persist(next: MountEntry[]): Promise<void> {
+    await this.barrier.put(TABLE_KEYS[this.kind], Buffer.from(JSON.stringify(next)));
+    this.entries = next;
+    this.sort();
+  }
+
+  all(): MountEntry[] {
+    return [...this.entries].sort((a, b) => a.path.localeCompare(b.path));
+  }
+
+  get(path: string): MountEntry | undefined {
+    return this.entries.find((e) => e.path === path);
+  }
+
+  /** The mount serving `path` (relative to this table's root), if any. */
+  find(path: string): MountEntry | undefined {
+    for (const e of this.entries) {
+      if (path.startsWith(e.path) || path + '/' === e.path) return e;
+    }
+    return undefined;
+  }
+
+  private checkFree(path: string, ignore?: MountEntry): void {
+    if (RESERVED[this.kind].some((r) => path.startsWith(r) || r.startsWith(path))) {
+      throw new BadRequestError(`cannot mount at "${path}": the path is reserved`);
+    }
+    for (const e of this.entries) {
+      if (e === ignore) continue;
+      if (path.startsWith(e.path) || e.path.startsWith(path)) {
+        throw new BadRequestError(`cannot mount at "${path}": path is already in use at ${e.path}`);
+      }
+    }
+  }
+
+  async add(entry: Omit<MountEntry, 'accessor' | 'uuid'> & { accessor?: string; uuid?: string }, opts: { builtin?: boolean } = {}): Promise<MountEntry> {
+    if (!opts.builtin) this.checkFree(entry.path);
+    else if (this.get(entry.path)) throw new BadRequestError(`path is already in use at ${entry.path}`);
+    const full: MountEntry = { ...entry, accessor: entry.accessor ?? newAccessor(entry.type), uuid: entry.uuid ?? randomUUID() };
+    await this.persist([...this.entries, full]);
+    return full;
+  }
+
+  async remove(path: string): Promise<MountEntry | undefined> {
+    const entry = this.get(path);
+    if (!entry) return undefined;
+    await this.persist(this.entries.filter((e) => e !== entry));
+    return entry;
+  }
+
+  async update(path: string, change: (e: MountEntry) => MountEntry): Promise<MountEntry> {
+    const entry = this.get(path);
+    if (!entry) throw new BadRequestError(`no mount at "${path}"`);
+    const next = change(structuredClone(entry));
+    if (next.path !== entry.path) this.checkFree(next.path, entry);
+    await this.persist(this.entries.map((e) => (e === entry ? next : e)));
+    return next;
+  }
+
+  clear(): void {
+    this.entries = [];
+  }
+}

@@ -1,0 +1,81 @@
+import { BadRequestError } from './errors';
+import { ACL } from './policy/acl';
+import { DEFAULT_POLICY_NAME, DEFAULT_POLICY_TEXT } from './policy/default-policy';
+import { normalizePolicyName, parsePolicy, validatePolicyName, type Policy } from './policy/policy';
+import type { LogicalStorage } from './storage/logical';
+
+const PREFIX = 'sys/policy/';
+const ROOT = 'root';
+const ACL_CACHE_LIMIT = 1024;
+
+/**
+ * ACL policies by name, parsed once and cached, and compiled ACLs per set of policy names
+ * (most tokens share a few sets, so compiling per request would be wasted work).
+ */
+export class PolicyStore {
+  private readonly parsed = new Map<string, Policy | null>();
+  private readonly acls = new Map<string, ACL>();
+
+  constructor(private readonly storage: LogicalStorage) {}
+
+  /** Writes the built-in `default` policy on a new cluster. */
+  async setup(): Promise<void> {
+    if (!(await this.storage.get(PREFIX + DEFAULT_POLICY_NAME))) await this.write(DEFAULT_POLICY_NAME, DEFAULT_POLICY_TEXT);
+  }
+
+  clear(): void {
+    this.parsed.clear();
+    this.acls.clear();
+  }
+
+  async get(name: string): Promise<Policy | null> {
+    const key = normalizePolicyName(name);
+    if (this.parsed.has(key)) return this.parsed.get(key) ?? null;
+    const raw = await this.storage.get(PREFIX + key);
+    const policy = raw ? await parsePolicy(key, raw.toString('utf8')) : null;
+    this.parsed.set(key, policy);
+    return policy;
+  }
+
+  async list(): Promise<string[]> {
+    const names = (await this.storage.list(PREFIX)).filter((n) => !n.endsWith('/'));
+    return [...new Set([...names, ROOT])].sort();
+  }
+
+  async write(rawName: string, text: string): Promise<void> {
+    const name = normalizePolicyName(rawName);
+    validatePolicyName(name);
+    if (name === ROOT) throw new BadRequestError('cannot update the "root" policy');
+    const policy = await parsePolicy(name, text);
+    await this.storage.put(PREFIX + name, Buffer.from(text));
+    this.parsed.set(name, policy);
+    this.acls.clear();
+  }
+
+  async delete(rawName: string): Promise<void> {
+    const name = normalizePolicyName(rawName);
+    if (name === ROOT || name === DEFAULT_POLICY_NAME) throw new BadRequestError(`cannot delete the "${name}" policy`);
+    await this.storage.delete(PREFIX + name);
+    this.parsed.delete(name);
+    this.acls.clear();
+  }
+
+  /** The ACL of a set of policy names; names with no policy grant nothing. */
+  async acl(names: readonly string[]): Promise<ACL> {
+    const key = names.join('\n');
+    const cached = this.acls.get(key);
+    if (cached) return cached;
+    const policies: Policy[] = [];
+    for (const n of names) {
+      if (n === ROOT) policies.push({ name: ROOT, text: '', rules: [] });
+      else {
+        const p = await this.get(n);
+        if (p) policies.push(p);
+      }
+    }
+    const acl = ACL.compile(policies);
+    if (this.acls.size >= ACL_CACHE_LIMIT) this.acls.clear();
+    this.acls.set(key, acl);
+    return acl;
+  }
+}

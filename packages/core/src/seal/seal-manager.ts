@@ -1,0 +1,136 @@
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Clock } from '../clock';
+import { BadRequestError } from '../errors';
+import type { Storage } from '../storage/storage';
+import type { Barrier } from './barrier';
+import { Keyring } from './keyring';
+import { combineShares, splitRootKey, validateShareCounts } from './shamir';
+
+export interface SealConfig {
+  type: 'shamir';
+  secret_shares: number;
+  secret_threshold: number;
+}
+
+export interface SealStatus {
+  initialized: boolean;
+  sealed: boolean;
+  t: number;
+  n: number;
+  progress: number;
+  nonce: string;
+}
+
+/** Readable before unseal, so stored outside the barrier: neither holds anything secret. */
+const SEAL_CONFIG_KEY = 'core/seal-config';
+const KEYRING_KEY = 'core/keyring';
+
+/**
+ * Owns the root key: creates it at init, rebuilds it from unseal key shares, and hands the
+ * keyring it protects to the barrier. Shares being collected live only in memory.
+ */
+export class SealManager {
+  private config: SealConfig | null = null;
+  private pending: Buffer[] = [];
+  private nonce = '';
+  private rootKey: Buffer | null = null;
+
+  constructor(private readonly physical: Storage, private readonly barrier: Barrier, private readonly clock: Clock) {}
+
+  async sealConfig(): Promise<SealConfig | null> {
+    if (this.config) return this.config;
+    const raw = await this.physical.get(SEAL_CONFIG_KEY);
+    this.config = raw ? (JSON.parse(raw.toString('utf8')) as SealConfig) : null;
+    return this.config;
+  }
+
+  async initialized(): Promise<boolean> {
+    return (await this.sealConfig()) !== null;
+  }
+
+  /**
+   * Creates the root key and the first keyring term and leaves the barrier unsealed so the
+   * caller can write the initial state (root token, tables); the caller seals afterwards.
+   */
+  async initialize(shares: number, threshold: number): Promise<Buffer[]> {
+    validateShareCounts(shares, threshold);
+    if (await this.initialized()) throw new BadRequestError('server is already initialized');
+    const rootKey = randomBytes(32);
+    const keyring = Keyring.create(new Date(this.clock.now()));
+    const config: SealConfig = { type: 'shamir', secret_shares: shares, secret_threshold: threshold };
+    const keyShares = await splitRootKey(rootKey, shares, threshold);
+    await this.physical.txn([
+      { type: 'put', key: KEYRING_KEY, value: keyring.seal(rootKey) },
+      { type: 'put', key: SEAL_CONFIG_KEY, value: Buffer.from(JSON.stringify(config)) },
+    ]);
+    this.config = config;
+    this.rootKey = rootKey;
+    this.barrier.unseal(keyring);
+    return keyShares;
+  }
+
+  async status(): Promise<SealStatus> {
+    const config = await this.sealConfig();
+    return {
+      initialized: config !== null,
+      sealed: this.barrier.sealed,
+      t: config?.secret_threshold ?? 0,
+      n: config?.secret_shares ?? 0,
+      progress: this.pending.length,
+      nonce: this.nonce,
+    };
+  }
+
+  resetProgress(): void {
+    for (const s of this.pending) s.fill(0);
+    this.pending = [];
+    this.nonce = '';
+  }
+
+  /**
+   * Adds one key share. Returns true when this share completed the threshold and the barrier is
+   * now unsealed. A set of shares that does not open the keyring clears the progress.
+   */
+  async submitShare(share: Buffer): Promise<boolean> {
+    const config = await this.sealConfig();
+    if (!config) throw new BadRequestError('server is not initialized');
+    if (!this.barrier.sealed) return true;
+    if (this.pending.some((p) => p.length === share.length && timingSafeEqual(p, share))) return false;
+    if (this.pending.length === 0) this.nonce = randomUUID();
+    this.pending.push(Buffer.from(share));
+    if (this.pending.length < config.secret_threshold) return false;
+
+    const shares = this.pending;
+    this.pending = [];
+    this.nonce = '';
+    let rootKey: Buffer;
+    let keyring: Keyring;
+    try {
+      rootKey = await combineShares(shares);
+      const sealedKeyring = await this.physical.get(KEYRING_KEY);
+      if (!sealedKeyring) throw new Error('keyring missing');
+      keyring = Keyring.open(rootKey, sealedKeyring);
+    } catch {
+      throw new BadRequestError('unseal failed: the key shares given do not reconstruct the root key; progress was reset');
+    } finally {
+      for (const s of shares) s.fill(0);
+    }
+    this.rootKey = rootKey;
+    this.barrier.unseal(keyring);
+    return true;
+  }
+
+  seal(): void {
+    this.resetProgress();
+    this.rootKey?.fill(0);
+    this.rootKey = null;
+    this.barrier.seal();
+  }
+
+  /** Adds a keyring term (sys/rotate): new writes use it, old data stays readable. */
+  async rotate(keyring: Keyring): Promise<void> {
+    if (!this.rootKey) throw new BadRequestError('server is sealed');
+    keyring.rotate(new Date(this.clock.now()));
+    await this.physical.put(KEYRING_KEY, keyring.seal(this.rootKey));
+  }
+}

@@ -1,0 +1,4 @@
+import { MemoryStorage } from './memory-storage';
+import { runStorageConformance } from './storage-conformance';
+
+runStorageConformance('MemoryStorage', async () => ({ storage: new MemoryStorage() }));

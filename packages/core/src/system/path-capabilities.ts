@@ -1,0 +1,52 @@
+import type { Core } from '../core';
+import { BadRequestError } from '../errors';
+import type { FieldData } from '../framework/fields';
+import { definePath, type PathDefinition } from '../framework/types';
+import type { TokenEntry } from '../token/token-entry';
+
+function requestedPaths(f: FieldData): string[] {
+  const paths = [...f.list('paths'), ...(f.has('path') ? f.list('path') : [])].map((p) => p.replace(/^\/+/, ''));
+  if (paths.length === 0) throw new BadRequestError('missing required field "paths"');
+  return paths;
+}
+
+async function answer(core: Core, policies: string[] | null, paths: string[]) {
+  const data: Record<string, unknown> = {};
+  const acl = policies ? await core.policies.acl(policies) : null;
+  for (const path of paths) data[path] = acl ? [...acl.capabilities(path)] : ['deny'];
+  // With one path, Vault also answers under `capabilities`.
+  if (paths.length === 1) data['capabilities'] = data[paths[0] as string];
+  return { data, copyDataToTop: true };
+}
+
+const policiesOf = (entry: TokenEntry | null) => entry?.policies ?? null;
+
+const PATH_FIELDS = { path: { type: 'comma-list' as const }, paths: { type: 'comma-list' as const } };
+
+export function capabilityPaths(core: Core): PathDefinition[] {
+  return [
+    definePath({
+      pattern: 'capabilities-self',
+      fields: { ...PATH_FIELDS, token: { type: 'string' } },
+      operations: {
+        update: async (req, f) => {
+          return answer(core, req.caller?.policies ?? null, requestedPaths(f));
+        },
+      },
+    }),
+    definePath({
+      pattern: 'capabilities',
+      fields: { ...PATH_FIELDS, token: { type: 'string', required: true } },
+      operations: {
+        update: async (_req, f) => answer(core, policiesOf(await core.tokens.lookup(f.string('token'))), requestedPaths(f)),
+      },
+    }),
+    definePath({
+      pattern: 'capabilities-accessor',
+      fields: { ...PATH_FIELDS, accessor: { type: 'string', required: true } },
+      operations: {
+        update: async (_req, f) => answer(core, policiesOf(await core.tokens.lookupByAccessor(f.string('accessor'))), requestedPaths(f)),
+      },
+    }),
+  ];
+}

@@ -1,0 +1,11 @@
+import type { Core } from '../core';
+import type { PathDefinition } from '../framework/types';
+import { capabilityPaths } from './path-capabilities';
+import { mountPaths } from './path-mounts';
+import { policyPaths } from './path-policies';
+import { sealPaths } from './path-seal';
+
+/** The `sys/` backend's path table, in match order. */
+export function systemPaths(core: Core): PathDefinition[] {
+  return [...sealPaths(core), ...mountPaths(core), ...policyPaths(core), ...capabilityPaths(core)];
+}

@@ -1,0 +1,27 @@
+import { createHmac, randomBytes, randomInt } from 'node:crypto';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+export function randomBase62(length: number): string {
+  let out = '';
+  for (let i = 0; i < length; i++) out += BASE62[randomInt(62)];
+  return out;
+}
+
+/** Service tokens look like Vault's (`hvs.` + 24 base62 characters) so clients treat them alike. */
+export function newServiceTokenId(): string {
+  return `hvs.${randomBase62(24)}`;
+}
+
+export function newAccessor(): string {
+  return randomBase62(24);
+}
+
+/** Token IDs are only stored as HMAC-SHA256 under a per-cluster salt; the ID itself never is. */
+export function hashToken(salt: Buffer, id: string): string {
+  return createHmac('sha256', salt).update(id).digest('hex');
+}
+
+export function newSalt(): Buffer {
+  return randomBytes(32);
+}

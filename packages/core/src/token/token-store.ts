@@ -1,0 +1,254 @@
+import type { Clock, TimerHandle } from '../clock';
+import type { Logger } from '../logger';
+import type { Barrier } from '../seal/barrier';
+import type { TxnOp } from '../storage/storage';
+import { addressAllowed } from './cidr';
+import { isExpired, type TokenEntry } from './token-entry';
+import { hashToken, newAccessor, newSalt, newServiceTokenId } from './token-id';
+
+const SALT_KEY = 'sys/token/salt';
+const ID_PREFIX = 'sys/token/id/';
+const ACCESSOR_PREFIX = 'sys/token/accessor/';
+const PARENT_PREFIX = 'sys/token/parent/';
+const BATCH_PREFIX = 'hvb.';
+const BATCH_AAD = 'sys/token/batch';
+const CACHE_LIMIT = 10_000;
+
+export type NewToken = Omit<TokenEntry, 'hash' | 'accessor'>;
+
+/**
+ * Tokens, stored only under the salted hash of their ID. A token is valid while it exists, has
+ * not expired and (unless it is an orphan) every ancestor is valid too: checking the chain on
+ * lookup makes children die with their parent at the parent's expiry, across restarts. A timer
+ * revokes expired trees so their entries do not linger.
+ */
+export class TokenStore {
+  private salt: Buffer | null = null;
+  private readonly cache = new Map<string, TokenEntry>();
+  private expiryTimer: TimerHandle | null = null;
+  private nextExpiry = 0;
+  private stopped = true;
+
+  constructor(private readonly barrier: Barrier, private readonly clock: Clock, private readonly logger: Logger) {}
+
+  /** Creates the salt at init; loads it and schedules expiry after unseal. */
+  async setup(): Promise<void> {
+    const stored = await this.barrier.get(SALT_KEY);
+    if (stored) this.salt = stored;
+    else {
+      this.salt = newSalt();
+      await this.barrier.put(SALT_KEY, this.salt);
+    }
+    this.stopped = false;
+    await this.scheduleExpiry();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.expiryTimer?.cancel();
+    this.expiryTimer = null;
+    this.nextExpiry = 0;
+    this.cache.clear();
+    this.salt?.fill(0);
+    this.salt = null;
+  }
+
+  hash(id: string): string {
+    if (!this.salt) throw new Error('token store is not set up');
+    return hashToken(this.salt, id);
+  }
+
+  /** Stores a new token and returns its ID, the only time the ID exists outside the client. */
+  async create(fields: NewToken, explicitId?: string): Promise<{ id: string; entry: TokenEntry }> {
+    if (fields.type === 'batch') {
+      const entry: TokenEntry = { ...fields, hash: '', accessor: '' };
+      const sealed = this.barrier.encrypt(BATCH_AAD, Buffer.from(JSON.stringify(entry)));
+      return { id: BATCH_PREFIX + sealed.toString('base64url'), entry };
+    }
+    const id = explicitId ?? newServiceTokenId();
+    const entry: TokenEntry = { ...fields, hash: this.hash(id), accessor: newAccessor() };
+    const ops: TxnOp[] = [
+      { type: 'put', key: ID_PREFIX + entry.hash, value: Buffer.from(JSON.stringify(entry)) },
+      { type: 'put', key: ACCESSOR_PREFIX + this.hash(entry.accessor), value: Buffer.from(JSON.stringify({ hash: entry.hash })) },
+    ];
+    if (entry.parent) ops.push({ type: 'put', key: `${PARENT_PREFIX}${entry.parent}/${entry.hash}`, value: Buffer.alloc(0) });
+    await this.barrier.txn(ops);
+    this.remember(entry);
+    if (entry.expireTime !== 0) this.noteExpiry(entry.expireTime);
+    return { id, entry };
+  }
+
+  private remember(entry: TokenEntry): void {
+    if (this.cache.size >= CACHE_LIMIT) {
+      const oldest = this.cache.keys().next().value;
+      if (oldest !== undefined) this.cache.delete(oldest);
+    }
+    this.cache.set(entry.hash, entry);
+  }
+
+  private async readEntry(hash: string): Promise<TokenEntry | null> {
+    const cached = this.cache.get(hash);
+    if (cached) return cached;
+    const raw = await this.barrier.get(ID_PREFIX + hash);
+    if (!raw) return null;
+    const entry = JSON.parse(raw.toString('utf8')) as TokenEntry;
+    this.remember(entry);
+    return entry;
+  }
+
+  /** Whether the token and all its ancestors exist and have not expired. */
+  private async chainValid(entry: TokenEntry, now: number): Promise<boolean> {
+    if (isExpired(entry, now)) return false;
+    let parent = entry.parent;
+    for (let depth = 0; parent && depth < 256; depth++) {
+      const p = await this.readEntry(parent);
+      if (!p || isExpired(p, now)) return false;
+      parent = p.parent;
+    }
+    return true;
+  }
+
+  /** Finds a valid token by its ID; null for unknown, expired, or orphaned-by-expiry tokens. */
+  async lookup(id: string): Promise<TokenEntry | null> {
+    if (!id) return null;
+    const now = this.clock.now();
+    if (id.startsWith(BATCH_PREFIX)) {
+      let entry: TokenEntry;
+      try {
+        entry = JSON.parse(this.barrier.decrypt(BATCH_AAD, Buffer.from(id.slice(BATCH_PREFIX.length), 'base64url')).toString('utf8')) as TokenEntry;
+      } catch {
+        return null;
+      }
+      return (await this.chainValid(entry, now)) ? entry : null;
+    }
+    const entry = await this.readEntry(this.hash(id));
+    if (!entry) return null;
+    return (await this.chainValid(entry, now)) ? entry : null;
+  }
+
+  async lookupByAccessor(accessor: string): Promise<TokenEntry | null> {
+    if (!accessor) return null;
+    const raw = await this.barrier.get(ACCESSOR_PREFIX + this.hash(accessor));
+    if (!raw) return null;
+    const { hash } = JSON.parse(raw.toString('utf8')) as { hash: string };
+    const entry = await this.readEntry(hash);
+    if (!entry) return null;
+    return (await this.chainValid(entry, this.clock.now())) ? entry : null;
+  }
+
+  /** Whether the caller's address may use the token (token_bound_cidrs). */
+  addressAllowed(entry: TokenEntry, address: string | undefined): boolean {
+    return addressAllowed(entry.boundCidrs, address);
+  }
+
+  /**
+   * Counts one use of a limited-use token. Returns the entry as the request should see it; the
+   * token is revoked when its last use is spent.
+   */
+  async use(entry: TokenEntry): Promise<TokenEntry> {
+    if (entry.numUses <= 0 || entry.type === 'batch') return entry;
+    const fresh = (await this.readEntry(entry.hash)) ?? entry;
+    const updated = { ...fresh, numUses: fresh.numUses - 1 };
+    if (updated.numUses === 0) {
+      await this.revokeTree(entry.hash);
+      return { ...updated, numUses: -1 };
+    }
+    await this.save(updated);
+    return updated;
+  }
+
+  async save(entry: TokenEntry): Promise<void> {
+    await this.barrier.put(ID_PREFIX + entry.hash, Buffer.from(JSON.stringify(entry)));
+    this.remember(entry);
+    if (entry.expireTime !== 0) this.noteExpiry(entry.expireTime);
+  }
+
+  private async children(hash: string): Promise<string[]> {
+    return this.barrier.list(`${PARENT_PREFIX}${hash}/`);
+  }
+
+  private async removeOne(entry: TokenEntry, extra: TxnOp[] = []): Promise<void> {
+    const ops: TxnOp[] = [
+      { type: 'delete', key: ID_PREFIX + entry.hash },
+      { type: 'delete', key: ACCESSOR_PREFIX + this.hash(entry.accessor) },
+      ...extra,
+    ];
+    if (entry.parent) ops.push({ type: 'delete', key: `${PARENT_PREFIX}${entry.parent}/${entry.hash}` });
+    await this.barrier.txn(ops);
+    this.cache.delete(entry.hash);
+  }
+
+  /** Revokes a token and every descendant; children go first so no orphan is left behind. */
+  async revokeTree(hash: string): Promise<void> {
+    const stack = [hash];
+    const order: string[] = [];
+    while (stack.length > 0) {
+      const h = stack.pop() as string;
+      order.push(h);
+      for (const child of await this.children(h)) stack.push(child);
+    }
+    for (const h of order.reverse()) {
+      const raw = await this.barrier.get(ID_PREFIX + h);
+      if (raw) await this.removeOne(JSON.parse(raw.toString('utf8')) as TokenEntry);
+      else this.cache.delete(h);
+    }
+  }
+
+  /** Revokes one token and makes its children orphans. */
+  async revokeOrphan(hash: string): Promise<void> {
+    for (const child of await this.children(hash)) {
+      const entry = await this.readEntry(child);
+      if (!entry) continue;
+      const { parent: _dropped, ...orphan } = entry;
+      await this.barrier.txn([
+        { type: 'put', key: ID_PREFIX + child, value: Buffer.from(JSON.stringify(orphan)) },
+        { type: 'delete', key: `${PARENT_PREFIX}${hash}/${child}` },
+      ]);
+      this.remember(orphan);
+    }
+    const raw = await this.barrier.get(ID_PREFIX + hash);
+    if (raw) await this.removeOne(JSON.parse(raw.toString('utf8')) as TokenEntry);
+  }
+
+  /** Revokes every token issued through an auth mount (when the mount is disabled). */
+  async revokeByPath(prefix: string): Promise<void> {
+    for (const hash of await this.barrier.list(ID_PREFIX)) {
+      const entry = await this.readEntry(hash);
+      if (entry && entry.path.startsWith(prefix)) await this.revokeTree(hash);
+    }
+  }
+
+  private noteExpiry(at: number): void {
+    if (this.stopped) return;
+    if (this.nextExpiry !== 0 && this.nextExpiry <= at) return;
+    this.expiryTimer?.cancel();
+    this.nextExpiry = at;
+    this.expiryTimer = this.clock.setTimer(at - this.clock.now(), () => {
+      this.nextExpiry = 0;
+      this.expiryTimer = null;
+      this.sweep().catch((err: unknown) => this.logger.error('token expiry sweep failed', { err }));
+    });
+  }
+
+  /** Revokes every expired token (with its tree) and schedules the next expiry. */
+  async sweep(): Promise<void> {
+    if (this.stopped) return;
+    const now = this.clock.now();
+    for (const hash of await this.barrier.list(ID_PREFIX)) {
+      const entry = await this.readEntry(hash);
+      if (entry && isExpired(entry, now)) await this.revokeTree(hash);
+    }
+    await this.scheduleExpiry();
+  }
+
+  private async scheduleExpiry(): Promise<void> {
+    let earliest = 0;
+    for (const hash of await this.barrier.list(ID_PREFIX)) {
+      const raw = await this.barrier.get(ID_PREFIX + hash);
+      if (!raw) continue;
+      const { expireTime } = JSON.parse(raw.toString('utf8')) as TokenEntry;
+      if (expireTime !== 0 && (earliest === 0 || expireTime < earliest)) earliest = expireTime;
+    }
+    if (earliest !== 0) this.noteExpiry(earliest);
+  }
+}

@@ -1,0 +1,1 @@
+export { LevelStorage } from './level-storage';
