@@ -63,7 +63,7 @@ export class SealedError extends StrongroomError {
 
 export class NotInitializedError extends StrongroomError {
   constructor() {
-    super('not_initialized', 503, 'server is not yet initialized');
+    super('not_initialized', 503, 'server is not initialized: initialize it through sys/init (strongroom operator init)');
   }
 }
 

@@ -352,6 +352,23 @@ describe('attachHttpServer', () => {
     socket.destroy();
   });
 
+  it('survives a pipelined flood from a client that is slow to read', async () => {
+    const { port, seen } = await start();
+    const socket = await connect(port);
+    const count = 3000;
+    let flood = '';
+    for (let i = 0; i < count; i++) flood += `LIST /v1/k/${i}/ HTTP/1.1\r\nHost: a\r\n\r\n`;
+    socket.pause();
+    socket.write(flood);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const responses = readResponses(socket, count);
+    socket.resume();
+    const echoes = (await responses).map(echoOf);
+    expect(echoes.every((echo, i) => echo.list && echo.url === `/v1/k/${i}/`)).toBe(true);
+    expect(seen).toHaveLength(count);
+    socket.destroy();
+  });
+
   it('supports Expect: 100-continue', async () => {
     const { port } = await start();
     const body = Buffer.alloc(1024 * 1024, 'b');

@@ -1,0 +1,127 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import * as net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+// These run the built command (`npm test` builds first), as a user would.
+const BIN = resolve(__dirname, '../bin/strongroom.js');
+const REPO = resolve(__dirname, '../../..');
+
+function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => ok(port));
+    });
+    s.on('error', fail);
+  });
+}
+
+function run(args: string[], env: Record<string, string> = {}) {
+  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 30_000 });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+/** Starts a long-running command and resolves once its output matches `ready`. */
+function start(args: string[], ready: RegExp): Promise<{ proc: ChildProcess; output: () => string }> {
+  const proc = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  return new Promise((ok, fail) => {
+    const timer = setTimeout(() => fail(new Error(`not ready: ${output}`)), 20_000);
+    const onData = (d: Buffer) => {
+      output += d.toString();
+      if (ready.test(output)) {
+        clearTimeout(timer);
+        ok({ proc, output: () => output });
+      }
+    };
+    proc.stdout?.on('data', onData);
+    proc.stderr?.on('data', onData);
+    proc.on('exit', (code) => {
+      clearTimeout(timer);
+      fail(new Error(`exited ${code}: ${output}`));
+    });
+  });
+}
+
+function exitOf(proc: ChildProcess): Promise<number | null> {
+  return new Promise((ok) => proc.once('exit', (code) => ok(code)));
+}
+
+describe('the strongroom command', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'strongroom-cli-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('refuses a bad config file with the file, the field and the rule, and exit code 1', () => {
+    const file = join(dir, 'bad.hcl');
+    writeFileSync(file, 'storage "raft" {\n  path = "x"\n}\nlistener "tcp" {\n  address = "127.0.0.1:99999"\n  tls_disable = true\n}\n');
+    const r = run(['server', '--config', file]);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain(file);
+    expect(r.err).toContain('listener.tcp[0].address');
+  });
+
+  it('runs a configured server through init, unseal, write, read and list, and stops on SIGTERM', async () => {
+    const port = await freePort();
+    const file = join(dir, 'server.hcl');
+    writeFileSync(file, `storage "raft" {\n  path = "${join(dir, 'data')}"\n  node_id = "n1"\n}\nlistener "tcp" {\n  address = "127.0.0.1:${port}"\n  tls_disable = true\n}\n`);
+    const { proc } = await start(['server', '-config', file], /not initialized/);
+    const env = { STRONGROOM_ADDR: `http://127.0.0.1:${port}` };
+    try {
+      const init = run(['operator', 'init', '-key-shares=3', '-key-threshold=2'], env);
+      expect(init.code).toBe(0);
+      const keys = [...init.out.matchAll(/Unseal Key \d: (\S+)/g)].map((m) => m[1] as string);
+      const token = /Initial Root Token: (\S+)/.exec(init.out)?.[1] as string;
+      expect(keys).toHaveLength(3);
+      expect(run(['status'], env).code).toBe(2);
+      run(['operator', 'unseal', keys[0] as string], env);
+      const unsealed = run(['operator', 'unseal', keys[2] as string], env);
+      expect(unsealed.out).toMatch(/Sealed\s+false/);
+
+      const auth = { ...env, STRONGROOM_TOKEN: token };
+      expect(run(['write', 'sys/mounts/kv', 'type=kv-v2'], auth).code).toBe(0);
+      expect(run(['write', 'kv/data/app', 'data={}'], auth).code).toBe(2); // data must be an object
+      const policy = run(['write', 'sys/policies/acl/x', 'policy=path "kv/*" { capabilities = ["read"] }'], auth);
+      expect(policy.code).toBe(0);
+      const read = run(['read', 'sys/policies/acl/x'], auth);
+      expect(JSON.parse(read.out).data.name).toBe('x');
+      expect(JSON.parse(run(['list', 'sys/policies/acl'], auth).out).data.keys).toContain('x');
+      const denied = run(['read', 'sys/policies/acl/x'], env);
+      expect(denied.code).toBe(2);
+      expect(denied.err).toContain('403');
+    } finally {
+      proc.kill('SIGTERM');
+    }
+    expect(await exitOf(proc)).toBe(0);
+    // Storage was closed cleanly: another server can open the same directory.
+    const again = await start(['server', '-config', file], /sealed/);
+    again.proc.kill('SIGTERM');
+    expect(await exitOf(again.proc)).toBe(0);
+  });
+
+  it('starts a dev server that prints its address, unseal key and root token', async () => {
+    const port = await freePort();
+    const { proc, output } = await start(['server', '--dev', '--listen', `127.0.0.1:${port}`, '--dev-root-token', 'dev-root'], /Root Token/);
+    try {
+      expect(output()).toContain(`http://127.0.0.1:${port}`);
+      expect(output()).toMatch(/Unseal Key: \S+/);
+      const res = await fetch(`http://127.0.0.1:${port}/v1/secret/data/hello`, {
+        method: 'POST', headers: { 'x-vault-token': 'dev-root' }, body: JSON.stringify({ data: { hi: 'there' } }),
+      });
+      expect(res.status).toBe(200);
+    } finally {
+      proc.kill('SIGINT');
+    }
+    expect(await exitOf(proc)).toBe(0);
+  });
+
+  it('is available as npx strongroom from the checkout', () => {
+    const r = spawnSync('npx', ['--no-install', 'strongroom', 'help'], { cwd: REPO, encoding: 'utf8', timeout: 60_000 });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('Usage: strongroom');
+  });
+});
