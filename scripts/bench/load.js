@@ -1,0 +1,44 @@
+'use strict';
+// A closed-loop HTTP load generator: `concurrency` clients on keep-alive connections, each
+// sending its next request when the previous answer arrives, for a fixed time.
+const http = require('node:http');
+
+/**
+ * @param {{url: string, method?: string, headers?: Record<string,string>, body?: (i: number) => string,
+ *          concurrency: number, seconds: number, expect?: number}} opts
+ */
+async function runLoad(opts) {
+  const target = new URL(opts.url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: opts.concurrency });
+  const deadline = Date.now() + opts.seconds * 1000;
+  const latencies = [];
+  let errors = 0;
+  let seq = 0;
+  const one = () => new Promise((resolve) => {
+    const body = opts.body ? opts.body(seq++) : undefined;
+    const started = process.hrtime.bigint();
+    const req = http.request({
+      agent, host: target.hostname, port: target.port, path: target.pathname + target.search, method: opts.method ?? 'GET',
+      headers: { ...(opts.headers ?? {}), ...(body !== undefined ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {}) },
+    }, (res) => {
+      res.resume();
+      res.on('end', () => {
+        if (res.statusCode !== (opts.expect ?? 200)) errors++;
+        latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
+        resolve();
+      });
+    });
+    req.on('error', () => { errors++; resolve(); });
+    req.end(body);
+  });
+  const client = async () => { while (Date.now() < deadline) await one(); };
+  const start = Date.now();
+  await Promise.all(Array.from({ length: opts.concurrency }, client));
+  const elapsed = (Date.now() - start) / 1000;
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0;
+  return { rate: latencies.length / elapsed, p50: pct(0.5), p99: pct(0.99), errors, count: latencies.length };
+}
+
+module.exports = { runLoad };
