@@ -32,3 +32,4 @@ export type { MountConfig, MountEntry } from './mounts/mount-table';
 export { ACL, DEFAULT_POLICY_TEXT, parsePolicy } from './policy';
 export type { Capability, Policy } from './policy';
 export type { TokenEntry } from './token/token-entry';
+export { CachedStorage } from './storage/cached-storage';

@@ -1,7 +1,7 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomBytes, type KeyObject } from 'node:crypto';
 
 /** AES-256-GCM with a random 96-bit nonce: `nonce ‖ ciphertext ‖ tag`, bound to `aad`. */
-export function seal(key: Buffer, plaintext: Buffer, aad: Buffer): Buffer {
+export function seal(key: Buffer | KeyObject, plaintext: Buffer, aad: Buffer): Buffer {
   const nonce = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key, nonce);
   cipher.setAAD(aad);
@@ -11,7 +11,7 @@ export function seal(key: Buffer, plaintext: Buffer, aad: Buffer): Buffer {
 }
 
 /** Opens what `seal` made; throws if the key, the AAD or any byte is wrong. */
-export function open(key: Buffer, sealed: Buffer, aad: Buffer): Buffer {
+export function open(key: Buffer | KeyObject, sealed: Buffer, aad: Buffer): Buffer {
   if (sealed.length < 28) throw new Error('ciphertext too short');
   const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, 12));
   decipher.setAAD(aad);

@@ -48,7 +48,7 @@ export class Barrier implements LogicalStorage {
     const header = Buffer.alloc(HEADER);
     header.writeUInt8(FORMAT_VERSION, 0);
     header.writeUInt32BE(term.term, 1);
-    return Buffer.concat([header, seal(term.key, plaintext, Buffer.from(key))]);
+    return Buffer.concat([header, seal(term.keyObject, plaintext, Buffer.from(key))]);
   }
 
   decrypt(key: string, value: Buffer): Buffer {
@@ -56,7 +56,7 @@ export class Barrier implements LogicalStorage {
     const termNo = value.readUInt32BE(1);
     const term = this.ring().term(termNo);
     if (!term) throw new Error(`barrier: no key for term ${termNo} at ${key}`);
-    return open(term.key, value.subarray(HEADER), Buffer.from(key));
+    return open(term.keyObject, value.subarray(HEADER), Buffer.from(key));
   }
 
   async get(key: string): Promise<Buffer | null> {
@@ -80,6 +80,8 @@ export class Barrier implements LogicalStorage {
   }
 
   async txn(ops: TxnOp[]): Promise<void> {
+    // A transaction of deletes only encrypts nothing, so check the seal explicitly.
+    this.ring();
     await this.physical.txn(ops.map((op) => (op.type === 'put' ? { ...op, value: this.encrypt(op.key, op.value) } : op)));
   }
 }

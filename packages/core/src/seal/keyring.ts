@@ -1,10 +1,16 @@
-import { randomBytes } from 'node:crypto';
+import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import { open, seal } from './aead';
 
 export interface KeyTerm {
   term: number;
   key: Buffer;
+  /** The same key as a KeyObject: building one per operation costs more than the AES itself. */
+  keyObject: KeyObject;
   installTime: string;
+}
+
+function makeTerm(term: number, key: Buffer, installTime: string): KeyTerm {
+  return { term, key, keyObject: createSecretKey(key), installTime };
 }
 
 interface StoredKeyring {
@@ -28,12 +34,12 @@ export class Keyring {
   }
 
   static create(now: Date): Keyring {
-    return new Keyring([{ term: 1, key: randomBytes(32), installTime: now.toISOString() }]);
+    return new Keyring([makeTerm(1, randomBytes(32), now.toISOString())]);
   }
 
   static open(rootKey: Buffer, sealed: Buffer): Keyring {
     const stored = JSON.parse(open(rootKey, sealed, KEYRING_AAD).toString('utf8')) as StoredKeyring;
-    return new Keyring(stored.terms.map((t) => ({ term: t.term, key: Buffer.from(t.key, 'base64'), installTime: t.install_time })));
+    return new Keyring(stored.terms.map((t) => makeTerm(t.term, Buffer.from(t.key, 'base64'), t.install_time)));
   }
 
   seal(rootKey: Buffer): Buffer {
@@ -53,7 +59,7 @@ export class Keyring {
 
   /** Adds a new term; the caller persists the keyring before using it. */
   rotate(now: Date): KeyTerm {
-    const next: KeyTerm = { term: this.active.term + 1, key: randomBytes(32), installTime: now.toISOString() };
+    const next = makeTerm(this.active.term + 1, randomBytes(32), now.toISOString());
     this.terms.set(next.term, next);
     this.active = next;
     return next;
