@@ -1,0 +1,84 @@
+import { BadRequestError } from '../errors';
+import { MemoryStorage } from '../storage/memory-storage';
+import { Backend } from './backend';
+import { BackendHarness } from './testing';
+import { definePath } from './types';
+
+function upsertBackend() {
+  const storage = new MemoryStorage();
+  const backend = new Backend('demo', [
+    definePath({
+      pattern: 'keys/(?<name>[^/]+)',
+      fields: {
+        name: { type: 'string' },
+        size: { type: 'int', default: 256, allowed: [128, 256] },
+        tags: { type: 'comma-list' },
+        ttl: { type: 'duration' },
+        label: { type: 'string', required: true },
+      },
+      existenceCheck: async (req, f) => (await req.storage.get(`keys/${f.string('name')}`)) !== null,
+      operations: {
+        create: async (req, f) => {
+          await req.storage.put(`keys/${f.string('name')}`, Buffer.from(JSON.stringify({ size: f.int('size'), ttl: f.int('ttl'), tags: f.list('tags') })));
+          return { data: { created: true, size: f.int('size'), size_given: f.has('size') } };
+        },
+        update: async () => ({ data: { created: false } }),
+        read: async (req, f) => {
+          const raw = await req.storage.get(`keys/${f.string('name')}`);
+          return raw ? { data: JSON.parse(raw.toString()) } : null;
+        },
+      },
+    }),
+    definePath({ pattern: 'plain', operations: { update: async () => null } }),
+  ]);
+  return new BackendHarness(backend, {}, storage);
+}
+
+describe('the backend framework', () => {
+  it('turns a write into create when the existence check says absent, and update otherwise', async () => {
+    const h = upsertBackend();
+    expect((await h.request('write', 'keys/a', { label: 'x' }))?.data).toEqual({ created: true, size: 256, size_given: false });
+    expect(h.lastOperation).toBe('create');
+    expect((await h.request('write', 'keys/a', { label: 'x' }))?.data).toEqual({ created: false });
+    expect(h.lastOperation).toBe('update');
+  });
+
+  it('treats every write as an update on a path without an existence check', async () => {
+    const h = upsertBackend();
+    await h.request('write', 'plain');
+    expect(h.lastOperation).toBe('update');
+  });
+
+  it('converts fields leniently, like Vault, and fills defaults', async () => {
+    const h = upsertBackend();
+    await h.request('write', 'keys/b', { label: 'x', size: '128', tags: 'a, b,,c', ttl: '1h30m' });
+    expect((await h.request('read', 'keys/b'))?.data).toEqual({ size: 128, ttl: 5400, tags: ['a', 'b', 'c'] });
+  });
+
+  it.each([
+    [{ label: 'x', size: 'big' }, '"size": expected an integer'],
+    [{ label: 'x', size: 512 }, '"size": must be one of 128, 256'],
+    [{ label: 'x', ttl: '5 parsecs' }, '"ttl": expected a duration'],
+    [{ label: 'x', tags: { a: 1 } }, '"tags": expected a list of strings'],
+    [{ label: { nested: true } }, '"label": expected a string'],
+    [{}, 'missing required field "label"'],
+  ])('refuses %j with a 400 naming the field', async (data, message) => {
+    const h = upsertBackend();
+    const attempt = h.request('write', 'keys/c', data);
+    await expect(attempt).rejects.toBeInstanceOf(BadRequestError);
+    await expect(attempt).rejects.toThrow(message);
+  });
+
+  it('warns about fields it does not know instead of failing', async () => {
+    const h = upsertBackend();
+    const resp = await h.request('write', 'keys/d', { label: 'x', colour: 'red', shape: 'round' });
+    expect(resp?.warnings).toEqual(['Endpoint ignored these unrecognized parameters: [colour shape]']);
+  });
+
+  it('lets path captures win over body fields of the same name', async () => {
+    const h = upsertBackend();
+    await h.request('write', 'keys/real', { label: 'x', name: 'spoofed' });
+    expect(await h.request('read', 'keys/real')).not.toBeNull();
+    expect(await h.request('read', 'keys/spoofed')).toBeNull();
+  });
+});
