@@ -1,4 +1,4 @@
-// One Jest run for the whole monorepo. Sources are transformed by swc (no type-check here:
+// One Jest run for the whole monorepo. Sources are transformed by sucrase (no type-check here:
 // `npm test` runs `tsc -b` first), and workspace imports resolve to TypeScript sources so that
 // a test never runs against a stale build.
 /** @type {import('jest').Config} */
@@ -6,7 +6,7 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/packages'],
   testMatch: ['**/src/**/*.test.ts'],
-  transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }] },
+  transform: { '^.+\\.ts$': ['@sucrase/jest-plugin', { disableESTransforms: true }] },
   moduleNameMapper: {
     '^@strongroom/core$': '<rootDir>/packages/core/src/index.ts',
     '^@strongroom/raft$': '<rootDir>/packages/raft/src/index.ts',
