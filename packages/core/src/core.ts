@@ -217,7 +217,8 @@ export class Core {
       type: entry.type,
       accessor: entry.accessor,
       uuid: entry.uuid,
-      defaultLeaseTtl: entry.config.default_lease_ttl || SYSTEM_DEFAULT_TTL,
+      // A mount tuned to a lower maximum than the system default TTL caps its default too.
+      defaultLeaseTtl: Math.min(entry.config.default_lease_ttl || SYSTEM_DEFAULT_TTL, entry.config.max_lease_ttl || SYSTEM_MAX_TTL),
       maxLeaseTtl: entry.config.max_lease_ttl || SYSTEM_MAX_TTL,
       options: entry.options,
     };

@@ -57,7 +57,8 @@ async function accessorArg(core: Core, f: FieldData): Promise<TokenEntry> {
 
 async function selfArg(core: Core, req: BackendRequest): Promise<{ id: string; entry: TokenEntry }> {
   const id = req.clientToken ?? '';
-  const entry = id ? await core.tokens.lookup(id) : null;
+  // Not a plain lookup: the request may have spent the token's last use, and still runs.
+  const entry = id ? await core.tokens.lookupCaller(id, req.caller?.tokenHash) : null;
   if (!entry) throw new PermissionDeniedError();
   return { id, entry };
 }
@@ -72,7 +73,12 @@ async function renew(core: Core, req: BackendRequest, id: string, entry: TokenEn
   if (entry.expireTime === 0) return { auth: authOf(id, entry, now) };
   if (!entry.renewable) throw new BadRequestError('invalid lease ID: the token is not renewable');
   const warnings: string[] = [];
-  const wanted = entry.period > 0 ? entry.period : increment || entry.creationTtl;
+  let wanted = entry.period > 0 ? entry.period : increment || entry.creationTtl;
+  // A period longer than the mount's maximum is held to that maximum, as at creation.
+  if (entry.period > 0 && wanted > req.mount.maxLeaseTtl) {
+    wanted = req.mount.maxLeaseTtl;
+    warnings.push(`period of ${entry.period}s is higher than the mount's maximum TTL of ${req.mount.maxLeaseTtl}s; capped`);
+  }
   let expire = now + wanted * 1000;
   const caps: number[] = [];
   if (entry.explicitMaxTtl > 0) caps.push(entry.creationTime + entry.explicitMaxTtl * 1000);
@@ -83,8 +89,10 @@ async function renew(core: Core, req: BackendRequest, id: string, entry: TokenEn
       warnings.push('TTL of the renewal was capped by the token\'s maximum TTL');
     }
   }
-  const updated: TokenEntry = { ...entry, expireTime: Math.max(expire, now), lastRenewalTime: now };
-  await core.tokens.save(updated);
+  const renewed = { expireTime: Math.max(expire, now), lastRenewalTime: now };
+  // Applied to the stored entry under its lock, so a use spent meanwhile is not written back.
+  // A token revoked meanwhile stays revoked; the answer is then that of a renewal just before.
+  const updated = (await core.tokens.update(entry.hash, (current) => ({ ...current, ...renewed }))) ?? { ...entry, ...renewed };
   return { auth: authOf(id, updated, now), ...(warnings.length ? { warnings: [...new Set(warnings)] } : {}) };
 }
 

@@ -30,19 +30,26 @@ export function authOf(id: string, entry: TokenEntry, now: number): AuthResult {
 }
 
 /** Policies for a child token, following Vault's rules for what a parent may hand down. */
-function childPolicies(parent: TokenEntry, f: FieldData, parentIsRoot: boolean): string[] {
+function childPolicies(parent: TokenEntry, f: FieldData, parentIsRoot: boolean, privileged: boolean): string[] {
   const requested = f.has('policies') ? f.list('policies').map(normalizePolicyName) : parent.policies.filter((p) => p !== 'default');
   const set = new Set(requested.filter((p) => p !== ''));
-  if (!parentIsRoot) {
+  if (set.has('root')) {
+    // Only a root token may make another: sudo on the create path is not enough for that.
+    if (!parentIsRoot) throw new PermissionDeniedError('child policies must be a subset of the parent\'s policies: "root" is not held by the parent');
+    // As in Vault, the root policy stands alone: next to it every other policy is moot.
+    return ['root'];
+  }
+  // A caller with sudo on the create path may grant any (non-root) policy, as in Vault; any
+  // other caller only policies its own token holds, and `default`.
+  if (!privileged) {
     for (const p of set) {
       if (p !== 'default' && !parent.policies.includes(p)) {
         throw new PermissionDeniedError(`child policies must be a subset of the parent's policies: "${p}" is not held by the parent`);
       }
     }
   }
-  if (set.has('root') && set.size > 1) set.delete('default');
-  if (!f.bool('no_default_policy') && !set.has('root')) set.add('default');
   if (f.bool('no_default_policy')) set.delete('default');
+  else set.add('default');
   return [...set].sort();
 }
 
@@ -72,7 +79,7 @@ export async function createToken(core: Core, req: BackendRequest, f: FieldData,
   if (numUses < 0) throw new BadRequestError('invalid value for "num_uses": must not be negative');
   const period = f.int('period');
   if (period > 0 && !privileged) throw new BadRequestError('root or sudo privileges required to create a periodic token');
-  const policies = childPolicies(parent, f, parentIsRoot);
+  const policies = childPolicies(parent, f, parentIsRoot, privileged);
   if (type === 'batch') {
     if (period > 0) throw new BadRequestError('invalid value for "period": batch tokens cannot be periodic');
     if (numUses > 0) throw new BadRequestError('invalid value for "num_uses": batch tokens cannot have a use limit');
@@ -88,14 +95,21 @@ export async function createToken(core: Core, req: BackendRequest, f: FieldData,
   let ttl: number;
   if (policies.includes('root') && requestedTtl === 0 && explicitMax === 0 && period === 0) {
     ttl = 0; // A root token with no TTL asked for never expires, as in Vault.
+  } else if (period > 0) {
+    // A periodic token lives for its period; one longer than the mount's maximum is capped.
+    ttl = period;
+    if (ttl > req.mount.maxLeaseTtl) {
+      warnings.push(`period of ${ttl}s is higher than the maximum TTL of ${req.mount.maxLeaseTtl}s; capped`);
+      ttl = req.mount.maxLeaseTtl;
+    }
   } else {
-    ttl = period > 0 ? period : requestedTtl || req.mount.defaultLeaseTtl;
-    if (period === 0 && ttl > req.mount.maxLeaseTtl) {
+    ttl = requestedTtl || req.mount.defaultLeaseTtl;
+    if (ttl > req.mount.maxLeaseTtl) {
       warnings.push(`requested TTL of ${ttl}s is higher than the maximum of ${req.mount.maxLeaseTtl}s; capped`);
       ttl = req.mount.maxLeaseTtl;
     }
-    if (explicitMax > 0 && ttl > explicitMax) ttl = explicitMax;
   }
+  if (explicitMax > 0 && ttl > explicitMax) ttl = explicitMax;
   const meta = { ...(f.map<string>('metadata') ?? {}), ...(f.map<string>('meta') ?? {}) };
   const { id, entry } = await core.tokens.create({
     ...(orphan ? {} : { parent: parent.hash }),

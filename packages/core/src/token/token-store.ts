@@ -1,4 +1,5 @@
 import type { Clock, TimerHandle } from '../clock';
+import { BadRequestError, PermissionDeniedError } from '../errors';
 import type { Logger } from '../logger';
 import type { Barrier } from '../seal/barrier';
 import type { TxnOp } from '../storage/storage';
@@ -13,6 +14,7 @@ const PARENT_PREFIX = 'sys/token/parent/';
 const BATCH_PREFIX = 'hvb.';
 const BATCH_AAD = 'sys/token/batch';
 const CACHE_LIMIT = 10_000;
+const SPENT_LIMIT = 1_000;
 
 export type NewToken = Omit<TokenEntry, 'hash' | 'accessor'>;
 
@@ -28,6 +30,14 @@ export class TokenStore {
   private expiryTimer: TimerHandle | null = null;
   private nextExpiry = 0;
   private stopped = true;
+  /** Tail of each token's queue of read-modify-write sections (see `locked`). */
+  private readonly locks = new Map<string, Promise<void>>();
+  /**
+   * Tokens whose last use has been spent: they are already revoked, but the requests they
+   * authorized still run (a one-use token may look itself up or revoke itself), so their
+   * handlers may still fetch the entry through `lookupCaller`. Bounded; cleared on seal.
+   */
+  private readonly spent = new Map<string, TokenEntry>();
 
   constructor(private readonly barrier: Barrier, private readonly clock: Clock, private readonly logger: Logger) {}
 
@@ -49,6 +59,7 @@ export class TokenStore {
     this.expiryTimer = null;
     this.nextExpiry = 0;
     this.cache.clear();
+    this.spent.clear();
     this.salt?.fill(0);
     this.salt = null;
   }
@@ -65,17 +76,51 @@ export class TokenStore {
       const sealed = this.barrier.encrypt(BATCH_AAD, Buffer.from(JSON.stringify(entry)));
       return { id: BATCH_PREFIX + sealed.toString('base64url'), entry };
     }
+    // `lookup` reads any ID with the batch prefix as a batch token, so a service token with such
+    // an ID could never be used.
+    if (explicitId?.startsWith(BATCH_PREFIX)) {
+      throw new BadRequestError(`invalid value for "id": a token ID must not start with "${BATCH_PREFIX}", the batch token prefix`);
+    }
     const id = explicitId ?? newServiceTokenId();
     const entry: TokenEntry = { ...fields, hash: this.hash(id), accessor: newAccessor() };
-    const ops: TxnOp[] = [
-      { type: 'put', key: ID_PREFIX + entry.hash, value: Buffer.from(JSON.stringify(entry)) },
-      { type: 'put', key: ACCESSOR_PREFIX + this.hash(entry.accessor), value: Buffer.from(JSON.stringify({ hash: entry.hash })) },
-    ];
-    if (entry.parent) ops.push({ type: 'put', key: `${PARENT_PREFIX}${entry.parent}/${entry.hash}`, value: Buffer.alloc(0) });
-    await this.barrier.txn(ops);
-    this.remember(entry);
+    await this.locked(entry.hash, async () => {
+      // A chosen ID may name an existing token; writing over it would hand its holder the new
+      // token's policies and leave the old accessor pointing at the new entry.
+      if (explicitId !== undefined && (await this.readEntry(entry.hash))) {
+        throw new BadRequestError('invalid value for "id": a token with this ID already exists');
+      }
+      const ops: TxnOp[] = [
+        { type: 'put', key: ID_PREFIX + entry.hash, value: Buffer.from(JSON.stringify(entry)) },
+        { type: 'put', key: ACCESSOR_PREFIX + this.hash(entry.accessor), value: Buffer.from(JSON.stringify({ hash: entry.hash })) },
+      ];
+      if (entry.parent) ops.push({ type: 'put', key: `${PARENT_PREFIX}${entry.parent}/${entry.hash}`, value: Buffer.alloc(0) });
+      await this.barrier.txn(ops);
+      this.remember(entry);
+    });
     if (entry.expireTime !== 0) this.noteExpiry(entry.expireTime);
     return { id, entry };
+  }
+
+  /**
+   * Runs `fn` once every earlier section holding `hash`'s lock has finished. Every write of an
+   * existing token entry goes through here, so that a read-modify-write (spending a use,
+   * renewing) neither loses a concurrent update nor brings back a token revoked meanwhile.
+   */
+  private async locked<T>(hash: string, fn: () => Promise<T>): Promise<T> {
+    const previous = this.locks.get(hash) ?? Promise.resolve();
+    let release!: () => void;
+    const mine = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const tail = previous.then(() => mine);
+    this.locks.set(hash, tail);
+    await previous;
+    try {
+      return await fn();
+    } finally {
+      release();
+      if (this.locks.get(hash) === tail) this.locks.delete(hash);
+    }
   }
 
   private remember(entry: TokenEntry): void {
@@ -126,6 +171,19 @@ export class TokenStore {
     return (await this.chainValid(entry, now)) ? entry : null;
   }
 
+  /**
+   * The token of the request being handled, looked up by its ID. Like `lookup`, except that a
+   * token whose last use was spent is still found when it is the request's own caller (its
+   * `tokenHash`): a request the token was allowed to make runs to completion, as in Vault.
+   * Only `authorize` sets the caller, and it refuses a token whose uses are all spent, so no
+   * later request can reach the entry this way.
+   */
+  async lookupCaller(id: string, callerHash: string | undefined): Promise<TokenEntry | null> {
+    const live = await this.lookup(id);
+    if (live || !id || !callerHash || id.startsWith(BATCH_PREFIX) || this.hash(id) !== callerHash) return live;
+    return this.spent.get(callerHash) ?? null;
+  }
+
   async lookupByAccessor(accessor: string): Promise<TokenEntry | null> {
     if (!accessor) return null;
     const raw = await this.barrier.get(ACCESSOR_PREFIX + this.hash(accessor));
@@ -143,21 +201,49 @@ export class TokenStore {
 
   /**
    * Counts one use of a limited-use token. Returns the entry as the request should see it; the
-   * token is revoked when its last use is spent.
+   * token is revoked when its last use is spent. Refuses (403) a token whose uses concurrent
+   * requests have spent, or that was revoked, since the caller looked it up.
    */
   async use(entry: TokenEntry): Promise<TokenEntry> {
     if (entry.numUses <= 0 || entry.type === 'batch') return entry;
-    const fresh = (await this.readEntry(entry.hash)) ?? entry;
-    const updated = { ...fresh, numUses: fresh.numUses - 1 };
-    if (updated.numUses === 0) {
-      await this.revokeTree(entry.hash);
-      return { ...updated, numUses: -1 };
+    // Read the count again under the lock: concurrent requests must each see what the previous
+    // one left, or a token could be used more times than it allows.
+    const updated = await this.locked(entry.hash, async () => {
+      const fresh = await this.readEntry(entry.hash);
+      if (!fresh) return null;
+      const next = { ...fresh, numUses: fresh.numUses - 1 };
+      if (next.numUses > 0) await this.write(next);
+      else await this.removeUnlocked(fresh);
+      return next;
+    });
+    if (!updated) throw new PermissionDeniedError();
+    if (updated.numUses > 0) return updated;
+    if (this.spent.size >= SPENT_LIMIT) {
+      const oldest = this.spent.keys().next().value;
+      if (oldest !== undefined) this.spent.delete(oldest);
     }
-    await this.save(updated);
-    return updated;
+    this.spent.set(entry.hash, updated);
+    // The token itself is gone; its descendants go with it.
+    await this.revokeTree(entry.hash);
+    return { ...updated, numUses: -1 };
   }
 
-  async save(entry: TokenEntry): Promise<void> {
+  /**
+   * Rewrites a stored token from its current entry (renewal). Returns the entry written, or
+   * null when the token no longer exists: a revoked token is never brought back.
+   */
+  async update(hash: string, change: (current: TokenEntry) => TokenEntry): Promise<TokenEntry | null> {
+    return this.locked(hash, async () => {
+      const current = await this.readEntry(hash);
+      if (!current) return null;
+      const next = change(current);
+      await this.write(next);
+      return next;
+    });
+  }
+
+  /** Writes an entry; callers hold its lock and have checked that it still exists. */
+  private async write(entry: TokenEntry): Promise<void> {
     await this.barrier.put(ID_PREFIX + entry.hash, Buffer.from(JSON.stringify(entry)));
     this.remember(entry);
     if (entry.expireTime !== 0) this.noteExpiry(entry.expireTime);
@@ -167,11 +253,14 @@ export class TokenStore {
     return this.barrier.list(`${PARENT_PREFIX}${hash}/`);
   }
 
-  private async removeOne(entry: TokenEntry, extra: TxnOp[] = []): Promise<void> {
+  private async removeOne(entry: TokenEntry): Promise<void> {
+    await this.locked(entry.hash, () => this.removeUnlocked(entry));
+  }
+
+  private async removeUnlocked(entry: TokenEntry): Promise<void> {
     const ops: TxnOp[] = [
       { type: 'delete', key: ID_PREFIX + entry.hash },
       { type: 'delete', key: ACCESSOR_PREFIX + this.hash(entry.accessor) },
-      ...extra,
     ];
     if (entry.parent) ops.push({ type: 'delete', key: `${PARENT_PREFIX}${entry.parent}/${entry.hash}` });
     await this.barrier.txn(ops);
@@ -197,14 +286,16 @@ export class TokenStore {
   /** Revokes one token and makes its children orphans. */
   async revokeOrphan(hash: string): Promise<void> {
     for (const child of await this.children(hash)) {
-      const entry = await this.readEntry(child);
-      if (!entry) continue;
-      const { parent: _dropped, ...orphan } = entry;
-      await this.barrier.txn([
-        { type: 'put', key: ID_PREFIX + child, value: Buffer.from(JSON.stringify(orphan)) },
-        { type: 'delete', key: `${PARENT_PREFIX}${hash}/${child}` },
-      ]);
-      this.remember(orphan);
+      await this.locked(child, async () => {
+        const entry = await this.readEntry(child);
+        if (!entry) return;
+        const { parent: _dropped, ...orphan } = entry;
+        await this.barrier.txn([
+          { type: 'put', key: ID_PREFIX + child, value: Buffer.from(JSON.stringify(orphan)) },
+          { type: 'delete', key: `${PARENT_PREFIX}${hash}/${child}` },
+        ]);
+        this.remember(orphan);
+      });
     }
     const raw = await this.barrier.get(ID_PREFIX + hash);
     if (raw) await this.removeOne(JSON.parse(raw.toString('utf8')) as TokenEntry);
