@@ -209,9 +209,9 @@ function credentials(): { key: Buffer; cert: Buffer } {
   return tlsCredentials;
 }
 
-async function start(options: { tls?: boolean; configure?: (server: http.Server) => void } = {}): Promise<Harness> {
+async function start(options: { tls?: boolean; http?: http.ServerOptions; configure?: (server: http.Server) => void } = {}): Promise<Harness> {
   const seen: Seen[] = [];
-  const httpServer = http.createServer(echoHandler(seen));
+  const httpServer = http.createServer(options.http ?? {}, echoHandler(seen));
   options.configure?.(httpServer);
   const listener = options.tls === true ? tls.createServer(credentials()) : net.createServer();
   attachHttpServer(listener, httpServer, { tls: options.tls === true });
@@ -443,6 +443,17 @@ describe('attachHttpServer', () => {
     const busyClosed = new Promise((resolve) => busy.on('close', resolve));
     httpServer.closeIdleConnections();
     await Promise.all([busyClosed, listenerClosed, httpClosed]);
+  });
+
+  it('enforces headersTimeout on a client that never finishes its head', async () => {
+    const { port } = await start({ http: { connectionsCheckingInterval: 50, headersTimeout: 200, requestTimeout: 400 } });
+    const socket = await connect(port);
+    const received: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => received.push(chunk));
+    const closed = new Promise((resolve) => socket.on('close', resolve));
+    socket.write('LIST /v1/secret/metadata/ HTTP/1.1\r\nHost: a\r\n');
+    await closed;
+    expect(Buffer.concat(received).toString('latin1')).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
   });
 
   it('finishes a Connection: close response before closing', async () => {
