@@ -21,7 +21,7 @@ describe('HTTP conventions a Vault client relies on', () => {
   });
 
   it('answers with the full envelope, 204 for empty writes and 404 with an empty errors list', async () => {
-    const put = await call(t.url, 'POST', 'sys/policies/acl/p1', { token: root, body: { policy: '' } });
+    const put = await call(t.url, 'POST', 'sys/policies/acl/p1', { token: root, body: { policy: 'path "x/*" { capabilities = ["read"] }' } });
     expect(put.status).toBe(204);
     expect(put.text).toBe('');
     const read = await call(t.url, 'GET', 'sys/policies/acl/p1', { token: root });

@@ -2,7 +2,7 @@ import { BadRequestError } from './errors';
 import { ACL } from './policy/acl';
 import { DEFAULT_POLICY_NAME, DEFAULT_POLICY_TEXT } from './policy/default-policy';
 import { normalizePolicyName, parsePolicy, validatePolicyName, type Policy } from './policy/policy';
-import type { LogicalStorage } from './storage/logical';
+import { collectKeys, type LogicalStorage } from './storage/logical';
 
 const PREFIX = 'sys/policy/';
 const ROOT = 'root';
@@ -15,6 +15,12 @@ const ACL_CACHE_LIMIT = 1024;
 export class PolicyStore {
   private readonly parsed = new Map<string, Policy | null>();
   private readonly acls = new Map<string, ACL>();
+  /**
+   * Bumped by every change. A read or compile that began before a change may finish after it
+   * with the old text; it is still answered, but only cached if nothing changed meanwhile, so a
+   * revoked grant cannot linger in the caches.
+   */
+  private generation = 0;
 
   constructor(private readonly storage: LogicalStorage) {}
 
@@ -24,6 +30,7 @@ export class PolicyStore {
   }
 
   clear(): void {
+    this.generation++;
     this.parsed.clear();
     this.acls.clear();
   }
@@ -31,14 +38,16 @@ export class PolicyStore {
   async get(name: string): Promise<Policy | null> {
     const key = normalizePolicyName(name);
     if (this.parsed.has(key)) return this.parsed.get(key) ?? null;
+    const generation = this.generation;
     const raw = await this.storage.get(PREFIX + key);
     const policy = raw ? await parsePolicy(key, raw.toString('utf8')) : null;
-    this.parsed.set(key, policy);
+    if (generation === this.generation) this.parsed.set(key, policy);
     return policy;
   }
 
   async list(): Promise<string[]> {
-    const names = (await this.storage.list(PREFIX)).filter((n) => !n.endsWith('/'));
+    // Names may contain '/', so a policy can sit in a folder of the store.
+    const names = (await collectKeys(this.storage, PREFIX)).map((k) => k.slice(PREFIX.length));
     return [...new Set([...names, ROOT])].sort();
   }
 
@@ -48,6 +57,7 @@ export class PolicyStore {
     if (name === ROOT) throw new BadRequestError('cannot update the "root" policy');
     const policy = await parsePolicy(name, text);
     await this.storage.put(PREFIX + name, Buffer.from(text));
+    this.generation++;
     this.parsed.set(name, policy);
     this.acls.clear();
   }
@@ -56,6 +66,7 @@ export class PolicyStore {
     const name = normalizePolicyName(rawName);
     if (name === ROOT || name === DEFAULT_POLICY_NAME) throw new BadRequestError(`cannot delete the "${name}" policy`);
     await this.storage.delete(PREFIX + name);
+    this.generation++;
     this.parsed.delete(name);
     this.acls.clear();
   }
@@ -65,6 +76,7 @@ export class PolicyStore {
     const key = names.join('\n');
     const cached = this.acls.get(key);
     if (cached) return cached;
+    const generation = this.generation;
     const policies: Policy[] = [];
     for (const n of names) {
       if (n === ROOT) policies.push({ name: ROOT, text: '', rules: [] });
@@ -74,6 +86,7 @@ export class PolicyStore {
       }
     }
     const acl = ACL.compile(policies);
+    if (generation !== this.generation) return acl;
     if (this.acls.size >= ACL_CACHE_LIMIT) this.acls.clear();
     this.acls.set(key, acl);
     return acl;

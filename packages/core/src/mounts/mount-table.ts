@@ -55,6 +55,12 @@ export function newAccessor(type: string): string {
 /** One table of mounts (secret engines, or auth methods), persisted through the barrier. */
 export class MountTable {
   private entries: MountEntry[] = [];
+  /**
+   * Changes run one at a time: each computes the next table from the current one and stores it
+   * whole, so two overlapping changes would otherwise both start from the same table and the
+   * later write would drop the earlier change.
+   */
+  private queue: Promise<unknown> = Promise.resolve();
 
   constructor(readonly kind: TableKind, private readonly barrier: Barrier) {}
 
@@ -103,28 +109,41 @@ export class MountTable {
     }
   }
 
-  async add(entry: Omit<MountEntry, 'accessor' | 'uuid'> & { accessor?: string; uuid?: string }, opts: { builtin?: boolean } = {}): Promise<MountEntry> {
-    if (!opts.builtin) this.checkFree(entry.path);
-    else if (this.get(entry.path)) throw new BadRequestError(`path is already in use at ${entry.path}`);
-    const full: MountEntry = { ...entry, accessor: entry.accessor ?? newAccessor(entry.type), uuid: entry.uuid ?? randomUUID() };
-    await this.persist([...this.entries, full]);
-    return full;
+  private exclusive<T>(change: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(change);
+    this.queue = run.catch(() => undefined);
+    return run;
   }
 
-  async remove(path: string): Promise<MountEntry | undefined> {
-    const entry = this.get(path);
-    if (!entry) return undefined;
-    await this.persist(this.entries.filter((e) => e !== entry));
-    return entry;
+  add(entry: Omit<MountEntry, 'accessor' | 'uuid'> & { accessor?: string; uuid?: string }, opts: { builtin?: boolean } = {}): Promise<MountEntry> {
+    return this.exclusive(async () => {
+      if (!opts.builtin) this.checkFree(entry.path);
+      else if (this.get(entry.path)) throw new BadRequestError(`path is already in use at ${entry.path}`);
+      const full: MountEntry = { ...entry, accessor: entry.accessor ?? newAccessor(entry.type), uuid: entry.uuid ?? randomUUID() };
+      await this.persist([...this.entries, full]);
+      return full;
+    });
   }
 
-  async update(path: string, change: (e: MountEntry) => MountEntry): Promise<MountEntry> {
-    const entry = this.get(path);
-    if (!entry) throw new BadRequestError(`no mount at "${path}"`);
-    const next = change(structuredClone(entry));
-    if (next.path !== entry.path) this.checkFree(next.path, entry);
-    await this.persist(this.entries.map((e) => (e === entry ? next : e)));
-    return next;
+  /** Removes the mount at `path`; answers what was removed, or undefined if nothing was there. */
+  remove(path: string): Promise<MountEntry | undefined> {
+    return this.exclusive(async () => {
+      const entry = this.get(path);
+      if (!entry) return undefined;
+      await this.persist(this.entries.filter((e) => e !== entry));
+      return entry;
+    });
+  }
+
+  update(path: string, change: (e: MountEntry) => MountEntry): Promise<MountEntry> {
+    return this.exclusive(async () => {
+      const entry = this.get(path);
+      if (!entry) throw new BadRequestError(`no mount at "${path}"`);
+      const next = change(structuredClone(entry));
+      if (next.path !== entry.path) this.checkFree(next.path, entry);
+      await this.persist(this.entries.map((e) => (e === entry ? next : e)));
+      return next;
+    });
   }
 
   clear(): void {

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock';
-import { BadRequestError } from '../errors';
+import { BadRequestError, SealedError } from '../errors';
 import type { Storage } from '../storage/storage';
 import type { Barrier } from './barrier';
 import { Keyring } from './keyring';
@@ -21,6 +21,13 @@ export interface SealStatus {
   nonce: string;
 }
 
+const ROOT_KEY_BYTES = 32;
+
+/** A single share is the root key itself; a Shamir share carries one extra byte (its x coordinate). */
+function shareLength(config: SealConfig): number {
+  return config.secret_shares === 1 ? ROOT_KEY_BYTES : ROOT_KEY_BYTES + 1;
+}
+
 /** Readable before unseal, so stored outside the barrier: neither holds anything secret. */
 const SEAL_CONFIG_KEY = 'core/seal-config';
 const KEYRING_KEY = 'core/keyring';
@@ -34,6 +41,7 @@ export class SealManager {
   private pending: Buffer[] = [];
   private nonce = '';
   private rootKey: Buffer | null = null;
+  private rotation: Promise<void> = Promise.resolve();
 
   constructor(private readonly physical: Storage, private readonly barrier: Barrier, private readonly clock: Clock) {}
 
@@ -55,7 +63,7 @@ export class SealManager {
   async initialize(shares: number, threshold: number): Promise<Buffer[]> {
     validateShareCounts(shares, threshold);
     if (await this.initialized()) throw new BadRequestError('server is already initialized');
-    const rootKey = randomBytes(32);
+    const rootKey = randomBytes(ROOT_KEY_BYTES);
     const keyring = Keyring.create(new Date(this.clock.now()));
     const config: SealConfig = { type: 'shamir', secret_shares: shares, secret_threshold: threshold };
     const keyShares = await splitRootKey(rootKey, shares, threshold);
@@ -95,6 +103,10 @@ export class SealManager {
     const config = await this.sealConfig();
     if (!config) throw new BadRequestError('server is not initialized');
     if (!this.barrier.sealed) return true;
+    const expected = shareLength(config);
+    if (share.length !== expected) {
+      throw new BadRequestError(`invalid value for "key": an unseal key share of this server is ${expected} bytes, this one is ${share.length}`);
+    }
     if (this.pending.some((p) => p.length === share.length && timingSafeEqual(p, share))) return false;
     if (this.pending.length === 0) this.nonce = randomUUID();
     this.pending.push(Buffer.from(share));
@@ -127,10 +139,38 @@ export class SealManager {
     this.barrier.seal();
   }
 
-  /** Adds a keyring term (sys/rotate): new writes use it, old data stays readable. */
-  async rotate(keyring: Keyring): Promise<void> {
-    if (!this.rootKey) throw new BadRequestError('server is sealed');
-    keyring.rotate(new Date(this.clock.now()));
-    await this.physical.put(KEYRING_KEY, keyring.seal(this.rootKey));
+  /**
+   * Adds a keyring term (sys/rotate): new writes use it, old data stays readable. The new term
+   * is stored before any write can use it (data written under a term the stored keyring lacks
+   * would be unreadable after a restart), and rotations run one at a time so a slower write of
+   * an older keyring never replaces a newer one. It always starts from the barrier's live
+   * keyring when it runs; `_live` is what the caller saw and is not needed.
+   */
+  rotate(_live?: Keyring): Promise<void> {
+    const run = this.rotation.then(() => this.rotateNow());
+    this.rotation = run.catch(() => undefined);
+    return run;
+  }
+
+  private async rotateNow(): Promise<void> {
+    const rootKey = this.rootKey;
+    if (!rootKey || this.barrier.sealed) throw new SealedError();
+    const live = this.barrier.keyring();
+    const next = Keyring.open(rootKey, live.seal(rootKey));
+    next.rotate(new Date(this.clock.now()));
+    const sealed = next.seal(rootKey);
+    try {
+      await this.physical.put(KEYRING_KEY, sealed);
+    } catch (err) {
+      next.wipe();
+      throw err;
+    }
+    if (this.barrier.sealed || this.barrier.keyring() !== live) {
+      // Sealed while the keyring was being stored: the stored one is complete; do not unseal.
+      next.wipe();
+      return;
+    }
+    this.barrier.unseal(next);
+    live.wipe();
   }
 }

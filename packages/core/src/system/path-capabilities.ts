@@ -2,7 +2,6 @@ import type { Core } from '../core';
 import { BadRequestError } from '../errors';
 import type { FieldData } from '../framework/fields';
 import { definePath, type PathDefinition } from '../framework/types';
-import type { TokenEntry } from '../token/token-entry';
 
 function requestedPaths(f: FieldData): string[] {
   const paths = [...f.list('paths'), ...(f.has('path') ? f.list('path') : [])].map((p) => p.replace(/^\/+/, ''));
@@ -18,8 +17,6 @@ async function answer(core: Core, policies: string[] | null, paths: string[]) {
   if (paths.length === 1) data['capabilities'] = data[paths[0] as string];
   return { data, copyDataToTop: true };
 }
-
-const policiesOf = (entry: TokenEntry | null) => entry?.policies ?? null;
 
 const PATH_FIELDS = { path: { type: 'comma-list' as const }, paths: { type: 'comma-list' as const } };
 
@@ -38,14 +35,22 @@ export function capabilityPaths(core: Core): PathDefinition[] {
       pattern: 'capabilities',
       fields: { ...PATH_FIELDS, token: { type: 'string', required: true } },
       operations: {
-        update: async (_req, f) => answer(core, policiesOf(await core.tokens.lookup(f.string('token'))), requestedPaths(f)),
+        update: async (_req, f) => {
+          const entry = await core.tokens.lookup(f.string('token'));
+          if (!entry) throw new BadRequestError('invalid value for "token": the token is invalid, expired or revoked');
+          return answer(core, entry.policies, requestedPaths(f));
+        },
       },
     }),
     definePath({
       pattern: 'capabilities-accessor',
       fields: { ...PATH_FIELDS, accessor: { type: 'string', required: true } },
       operations: {
-        update: async (_req, f) => answer(core, policiesOf(await core.tokens.lookupByAccessor(f.string('accessor'))), requestedPaths(f)),
+        update: async (_req, f) => {
+          const entry = await core.tokens.lookupByAccessor(f.string('accessor'));
+          if (!entry) throw new BadRequestError('invalid value for "accessor": no valid token has this accessor');
+          return answer(core, entry.policies, requestedPaths(f));
+        },
       },
     }),
   ];

@@ -50,6 +50,10 @@ function parseConfig(source: Record<string, unknown>, prefix: string, base: Moun
   if (out.max_lease_ttl !== 0 && out.default_lease_ttl > out.max_lease_ttl) {
     throw new BadRequestError(`invalid value for "${prefix}default_lease_ttl": must not exceed max_lease_ttl`);
   }
+  // An unset max means the system maximum, which bounds the default as well.
+  if (out.max_lease_ttl === 0 && out.default_lease_ttl > SYSTEM_MAX_TTL) {
+    throw new BadRequestError(`invalid value for "${prefix}default_lease_ttl": must not exceed the system maximum of ${SYSTEM_MAX_TTL} seconds`);
+  }
   return out;
 }
 
@@ -116,17 +120,30 @@ function groupPaths(core: Core, kind: TableKind): PathDefinition[] {
     if (entry.type === 'system' || entry.type === 'token') {
       throw new BadRequestError(`cannot disable the built-in mount at "${path}"`);
     }
-    await table.remove(path);
-    core.dropInstance(entry.uuid);
+    // Of two overlapping disables only the one that removed the entry cleans up after it.
+    const removed = await table.remove(path);
+    if (!removed) return null;
+    core.dropInstance(removed.uuid);
     if (kind === 'auth') await core.tokens.revokeByPath(`auth/${path}`);
-    await deleteTree(core.barrier, `${DATA_PREFIX[kind]}${entry.uuid}/`);
+    await deleteTree(core.barrier, `${DATA_PREFIX[kind]}${removed.uuid}/`);
     return null;
   };
 
+  /**
+   * The mount a tune request names. `sys/mounts/auth/<path>/tune` reaches an auth method, as in
+   * Vault, where it is the way to tune one without sudo.
+   */
+  const tuneTarget = (rawPath: string): { table: MountTable; kind: TableKind; path: string } => {
+    const path = normalizeMountPath('path', rawPath);
+    if (kind === 'secret' && path.startsWith('auth/')) return { table: core.auths, kind: 'auth', path: normalizeMountPath('path', path.slice(5)) };
+    return { table, kind, path };
+  };
+
   const tuneRead = (rawPath: string) => {
-    const entry = table.get(normalizeMountPath('path', rawPath));
+    const target = tuneTarget(rawPath);
+    const entry = target.table.get(target.path);
     if (!entry) throw new BadRequestError(`no mount at "${rawPath}"`);
-    const settings = core.mountSettings(kind, entry);
+    const settings = core.mountSettings(target.kind, entry);
     return {
       data: {
         description: entry.description, default_lease_ttl: settings.defaultLeaseTtl, max_lease_ttl: settings.maxLeaseTtl,
@@ -138,9 +155,9 @@ function groupPaths(core: Core, kind: TableKind): PathDefinition[] {
   };
 
   const tuneWrite = async (rawPath: string, f: FieldData) => {
-    const path = normalizeMountPath('path', rawPath);
-    if (!table.get(path)) throw new BadRequestError(`no mount at "${path}"`);
-    await table.update(path, (e) => {
+    const { table: target, path } = tuneTarget(rawPath);
+    if (!target.get(path)) throw new BadRequestError(`no mount at "${path}"`);
+    await target.update(path, (e) => {
       e.config = parseConfig(f.raw, '', e.config);
       if (f.has('description')) e.description = f.string('description');
       if (f.has('options')) {
@@ -155,7 +172,11 @@ function groupPaths(core: Core, kind: TableKind): PathDefinition[] {
     return null;
   };
 
-  const tuneFields: FieldSchemas = { path: { type: 'string' }, description: { type: 'string' }, options: { type: 'map' }, ...CONFIG_FIELDS };
+  // The TTLs are validated by parseConfig, which also accepts "system"; the schema must not refuse that first.
+  const tuneFields: FieldSchemas = {
+    path: { type: 'string' }, description: { type: 'string' }, options: { type: 'map' }, ...CONFIG_FIELDS,
+    default_lease_ttl: { type: 'any' }, max_lease_ttl: { type: 'any' },
+  };
 
   return [
     definePath({
@@ -168,9 +189,11 @@ function groupPaths(core: Core, kind: TableKind): PathDefinition[] {
         },
       },
     }),
+    // Vault protects everything below sys/auth/ with sudo, reads and tuning included.
     definePath({
       pattern: `${root}/(?<path>.+)/tune`,
       fields: tuneFields,
+      sudo: kind === 'auth',
       operations: {
         read: async (_req, f) => tuneRead(f.string('path')),
         update: async (_req, f) => tuneWrite(f.string('path'), f),
@@ -179,7 +202,7 @@ function groupPaths(core: Core, kind: TableKind): PathDefinition[] {
     definePath({
       pattern: `${root}/(?<path>.+)`,
       fields: ENABLE_FIELDS,
-      sudo: kind === 'auth' ? ['create', 'update', 'delete'] : false,
+      sudo: kind === 'auth',
       operations: {
         read: async (_req, f) => {
           const entry = table.get(normalizeMountPath('path', f.string('path')));
@@ -196,6 +219,7 @@ function groupPaths(core: Core, kind: TableKind): PathDefinition[] {
 function remountPath(core: Core): PathDefinition {
   return definePath({
     pattern: 'remount',
+    sudo: true,
     fields: { from: { type: 'string', required: true }, to: { type: 'string', required: true } },
     operations: {
       update: async (_req, f) => {

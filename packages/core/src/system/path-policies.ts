@@ -5,6 +5,24 @@ import { normalizePolicyName } from '../policy/policy';
 
 const ROOT_POLICY_TEXT = '';
 
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+
+/**
+ * The policy text of a write. Vault lets clients send it base64-encoded to spare them the
+ * escaping; neither HCL nor JSON policies can look like base64, so decoding is unambiguous.
+ * An empty text is refused, as Vault does.
+ */
+function policyText(raw: string, field: string): string {
+  const text = raw.trim();
+  if (text === '') throw new BadRequestError(`missing required field "${field}": the policy text must not be empty`);
+  if (BASE64.test(text) && text.length % 4 === 0) {
+    const decoded = Buffer.from(text, 'base64').toString('utf8');
+    if (decoded.trim() === '') throw new BadRequestError(`invalid value for "${field}": the policy text must not be empty`);
+    return decoded;
+  }
+  return raw;
+}
+
 export function policyPaths(core: Core): PathDefinition[] {
   const read = async (name: string) => {
     const normalized = normalizePolicyName(name);
@@ -16,11 +34,15 @@ export function policyPaths(core: Core): PathDefinition[] {
   return [
     // The legacy endpoints (`sys/policy`) name the document `rules`; the current ones `policy`.
     definePath({
-      pattern: 'policy',
+      pattern: 'policy/?',
       operations: {
         read: async () => {
           const names = await core.policies.list();
           return { data: { policies: names, keys: names }, copyDataToTop: true };
+        },
+        list: async () => {
+          const names = await core.policies.list();
+          return { data: { policies: names, keys: names } };
         },
       },
     }),
@@ -34,9 +56,10 @@ export function policyPaths(core: Core): PathDefinition[] {
           return { data: { name, rules: text }, copyDataToTop: true };
         },
         update: async (_req, f) => {
-          const text = f.has('rules') ? f.string('rules') : f.string('policy');
           if (!f.has('rules') && !f.has('policy')) throw new BadRequestError('missing required field "rules"');
-          await core.policies.write(f.string('name'), text);
+          // Vault takes `policy` when both are sent; `rules` is the older name.
+          const field = f.string('policy') !== '' ? 'policy' : 'rules';
+          await core.policies.write(f.string('name'), policyText(f.string(field), field));
           return null;
         },
         delete: async (_req, f) => {
@@ -58,7 +81,7 @@ export function policyPaths(core: Core): PathDefinition[] {
           return { data: { name, policy: await read(name) } };
         },
         update: async (_req, f) => {
-          await core.policies.write(f.string('name'), f.string('policy'));
+          await core.policies.write(f.string('name'), policyText(f.string('policy'), 'policy'));
           return null;
         },
         delete: async (_req, f) => {

@@ -1,0 +1,271 @@
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { kvEngine } from '@strongroom/engine-kv';
+import { LevelStorage } from '@strongroom/raft';
+import { Core, FakeClock, MemoryStorage, SealedError, silentLogger, type CoreReply, type Operation, type Storage } from '../index';
+import { Barrier } from './barrier';
+import { Keyring } from './keyring';
+import { combineShares } from './shamir';
+
+function newCore(storage: Storage): Core {
+  return new Core({ storage, clock: new FakeClock(), logger: silentLogger, engines: [kvEngine] });
+}
+
+function call(core: Core, operation: Operation, path: string, data: Record<string, unknown> = {}, token?: string): Promise<CoreReply> {
+  return core.handle({ operation, path, data, ...(token ? { token } : {}) });
+}
+
+async function filesUnder(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const full = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...(await filesUnder(full)));
+    else out.push(full);
+  }
+  return out;
+}
+
+/** Which of `needles` occur anywhere in any file below `dir`, by label. */
+async function findOnDisk(dir: string, needles: Record<string, Buffer>): Promise<string[]> {
+  const found = new Set<string>();
+  for (const file of await filesUnder(dir)) {
+    const bytes = await readFile(file);
+    for (const [label, needle] of Object.entries(needles)) {
+      if (bytes.includes(needle)) found.add(`${label} in ${file}`);
+    }
+  }
+  return [...found];
+}
+
+function encodings(label: string, raw: Buffer): Record<string, Buffer> {
+  return {
+    [`${label} (raw)`]: raw,
+    [`${label} (hex)`]: Buffer.from(raw.toString('hex')),
+    [`${label} (HEX)`]: Buffer.from(raw.toString('hex').toUpperCase()),
+    [`${label} (base64)`]: Buffer.from(raw.toString('base64')),
+  };
+}
+
+describe('the barrier on disk', () => {
+  let dir: string;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'strongroom-barrier-'));
+  });
+
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('leaves no secret value, token, unseal key, root key or data key in any file of the data directory', async () => {
+    const secret = 'very-secret-value-4711';
+    const v1Secret = 'kv-one-secret-value-0815';
+    const storage = await LevelStorage.open(dir);
+    const core = newCore(storage);
+    const { keys, rootToken } = await core.initialize(5, 3);
+    for (const k of keys.slice(0, 3)) await core.unseal(k);
+    expect(core.sealed).toBe(false);
+    const rootKey = await combineShares(keys.slice(1, 4));
+    const dataKey = Buffer.from(core.barrier.keyring().activeTerm.key);
+
+    await call(core, 'update', 'sys/mounts/secret', { type: 'kv', options: { version: '2' } }, rootToken);
+    await call(core, 'update', 'sys/mounts/kv1', { type: 'kv' }, rootToken);
+    await call(core, 'update', 'secret/data/app/db', { data: { password: secret } }, rootToken);
+    await call(core, 'update', 'kv1/app/db', { password: v1Secret }, rootToken);
+    const child = await call(core, 'update', 'auth/token/create', { policies: ['default'] }, rootToken);
+    const childToken = (child.body as { auth: { client_token: string; accessor: string } }).auth;
+    // Rotation adds a second data key, which must not leak either.
+    await call(core, 'update', 'sys/rotate', {}, rootToken);
+    const secondDataKey = Buffer.from(core.barrier.keyring().activeTerm.key);
+    expect(secondDataKey.equals(dataKey)).toBe(false);
+    await call(core, 'update', 'secret/data/app/after-rotation', { data: { password: secret } }, rootToken);
+
+    // A value written below the barrier on purpose shows that the scan would see a plaintext.
+    await storage.put('canary', Buffer.from('plaintext-canary-9876'));
+
+    expect((await call(core, 'read', 'secret/data/app/db', {}, rootToken)).status).toBe(200);
+    await core.close();
+
+    const needles: Record<string, Buffer> = {
+      'secret value': Buffer.from(secret),
+      'kv v1 secret value': Buffer.from(v1Secret),
+      'root token': Buffer.from(rootToken),
+      'child token': Buffer.from(childToken.client_token),
+      'child accessor': Buffer.from(childToken.accessor),
+      ...encodings('root key', rootKey),
+      ...encodings('data key term 1', dataKey),
+      ...encodings('data key term 2', secondDataKey),
+    };
+    keys.forEach((k, i) => Object.assign(needles, encodings(`unseal key ${i}`, k)));
+    expect(await findOnDisk(dir, { canary: Buffer.from('plaintext-canary-9876') })).not.toEqual([]);
+    expect(await findOnDisk(dir, needles)).toEqual([]);
+
+    // And the data is all there after a restart.
+    const reopened = await LevelStorage.open(dir);
+    const again = newCore(reopened);
+    try {
+      for (const k of [keys[4], keys[0], keys[2]]) await again.unseal(k as Buffer);
+      const read = await call(again, 'read', 'secret/data/app/db', {}, rootToken);
+      expect((read.body as { data: { data: unknown } }).data.data).toEqual({ password: secret });
+      const readNew = await call(again, 'read', 'secret/data/app/after-rotation', {}, rootToken);
+      expect((readNew.body as { data: { data: unknown } }).data.data).toEqual({ password: secret });
+      expect((await call(again, 'read', 'kv1/app/db', {}, rootToken)).body).toMatchObject({ data: { password: v1Secret } });
+      expect((await call(again, 'read', 'auth/token/lookup-self', {}, childToken.client_token)).status).toBe(200);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('refuses a ciphertext moved to another key on disk while the server was down', async () => {
+    let storage = await LevelStorage.open(dir);
+    let core = newCore(storage);
+    const { keys, rootToken } = await core.initialize(1, 1);
+    await core.unseal(keys[0] as Buffer);
+    await call(core, 'update', 'sys/mounts/secret', { type: 'kv-v2' }, rootToken);
+    await call(core, 'update', 'secret/data/a', { data: { v: 'a' } }, rootToken);
+    await call(core, 'update', 'secret/data/b', { data: { v: 'b' } }, rootToken);
+    const uuid = core.mounts.get('secret/')?.uuid as string;
+    const keyA = `logical/${uuid}/meta/a`;
+    const keyB = `logical/${uuid}/meta/b`;
+    expect(await core.barrier.list(`logical/${uuid}/meta/`)).toEqual(['a', 'b']);
+    await core.close();
+
+    // An attacker with the disk swaps one secret's ciphertext in for another's.
+    storage = await LevelStorage.open(dir);
+    await storage.put(keyB, (await storage.get(keyA)) as Buffer);
+    await storage.close();
+
+    storage = await LevelStorage.open(dir);
+    core = newCore(storage);
+    try {
+      await core.unseal(keys[0] as Buffer);
+      await expect(core.barrier.get(keyB)).rejects.toThrow();
+      await expect(call(core, 'read', 'secret/data/b', {}, rootToken)).rejects.toThrow();
+      expect((await call(core, 'read', 'secret/data/a', {}, rootToken)).status).toBe(200);
+      expect(await core.barrier.get(keyA)).not.toBeNull();
+    } finally {
+      await core.close();
+    }
+  });
+});
+
+describe('Barrier', () => {
+  function unsealedBarrier(): { barrier: Barrier; physical: MemoryStorage; keyring: Keyring } {
+    const physical = new MemoryStorage();
+    const barrier = new Barrier(physical);
+    const keyring = Keyring.create(new Date(Date.UTC(2026, 0, 1)));
+    barrier.unseal(keyring);
+    return { barrier, physical, keyring };
+  }
+
+  it('stores only ciphertext and reads back the plaintext', async () => {
+    const { barrier, physical } = unsealedBarrier();
+    await barrier.put('some/key', Buffer.from('plain value'));
+    const stored = physical.data.get('some/key') as Buffer;
+    expect(stored.includes(Buffer.from('plain value'))).toBe(false);
+    expect(stored.readUInt8(0)).toBe(1);
+    expect(stored.readUInt32BE(1)).toBe(1);
+    expect((await barrier.get('some/key'))?.toString()).toBe('plain value');
+  });
+
+  it('encrypts the same value differently each time', async () => {
+    const { barrier, physical } = unsealedBarrier();
+    await barrier.put('x', Buffer.from('same'));
+    const first = physical.data.get('x') as Buffer;
+    await barrier.put('x', Buffer.from('same'));
+    expect((physical.data.get('x') as Buffer).equals(first)).toBe(false);
+  });
+
+  it('binds a ciphertext to its key: moved elsewhere it does not decrypt', async () => {
+    const { barrier, physical } = unsealedBarrier();
+    await barrier.put('sys/token/id/abc', Buffer.from('{"policies":["default"]}'));
+    await barrier.put('sys/token/id/root', Buffer.from('{"policies":["root"]}'));
+    physical.data.set('sys/token/id/abc', physical.data.get('sys/token/id/root') as Buffer);
+    await expect(barrier.get('sys/token/id/abc')).rejects.toThrow();
+    expect((await barrier.get('sys/token/id/root'))?.toString()).toContain('root');
+  });
+
+  it('refuses a ciphertext with any byte changed', async () => {
+    const { barrier, physical } = unsealedBarrier();
+    await barrier.put('k', Buffer.from('value'));
+    const stored = physical.data.get('k') as Buffer;
+    for (let i = 5; i < stored.length; i++) {
+      const copy = Buffer.from(stored);
+      copy[i] = (copy[i] as number) ^ 0x01;
+      physical.data.set('k', copy);
+      await expect(barrier.get('k')).rejects.toThrow();
+    }
+  });
+
+  it('refuses an unknown format version, an unknown term and a truncated value', async () => {
+    const { barrier, physical } = unsealedBarrier();
+    await barrier.put('k', Buffer.from('value'));
+    const stored = physical.data.get('k') as Buffer;
+    const badVersion = Buffer.from(stored);
+    badVersion[0] = 9;
+    physical.data.set('k', badVersion);
+    await expect(barrier.get('k')).rejects.toThrow(/unknown format/);
+    const badTerm = Buffer.from(stored);
+    badTerm.writeUInt32BE(7, 1);
+    physical.data.set('k', badTerm);
+    await expect(barrier.get('k')).rejects.toThrow(/term 7/);
+    physical.data.set('k', stored.subarray(0, 10));
+    await expect(barrier.get('k')).rejects.toThrow();
+  });
+
+  it('writes under the newest term after rotation and still reads the older terms', async () => {
+    const { barrier, physical, keyring } = unsealedBarrier();
+    await barrier.put('old', Buffer.from('written in term 1'));
+    keyring.rotate(new Date(Date.UTC(2026, 0, 2)));
+    await barrier.put('new', Buffer.from('written in term 2'));
+    expect((physical.data.get('old') as Buffer).readUInt32BE(1)).toBe(1);
+    expect((physical.data.get('new') as Buffer).readUInt32BE(1)).toBe(2);
+    expect((await barrier.get('old'))?.toString()).toBe('written in term 1');
+    expect((await barrier.get('new'))?.toString()).toBe('written in term 2');
+  });
+
+  it('encrypts the values of a transaction', async () => {
+    const { barrier, physical } = unsealedBarrier();
+    await barrier.txn([{ type: 'put', key: 'a', value: Buffer.from('txn-plain-a') }, { type: 'put', key: 'b', value: Buffer.from('txn-plain-b') }]);
+    expect((physical.data.get('a') as Buffer).includes(Buffer.from('txn-plain-a'))).toBe(false);
+    expect((await barrier.get('b'))?.toString()).toBe('txn-plain-b');
+  });
+
+  it('refuses every operation while sealed, including a delete-only transaction', async () => {
+    const { barrier, physical } = unsealedBarrier();
+    await barrier.put('k', Buffer.from('v'));
+    barrier.seal();
+    expect(barrier.sealed).toBe(true);
+    await expect(barrier.get('k')).rejects.toBeInstanceOf(SealedError);
+    await expect(barrier.put('k', Buffer.from('w'))).rejects.toBeInstanceOf(SealedError);
+    await expect(barrier.delete('k')).rejects.toBeInstanceOf(SealedError);
+    await expect(barrier.list('')).rejects.toBeInstanceOf(SealedError);
+    await expect(barrier.txn([{ type: 'put', key: 'k', value: Buffer.from('w') }])).rejects.toBeInstanceOf(SealedError);
+    await expect(barrier.txn([{ type: 'delete', key: 'k' }])).rejects.toBeInstanceOf(SealedError);
+    expect(physical.data.has('k')).toBe(true);
+    expect(() => barrier.keyring()).toThrow(SealedError);
+  });
+
+  it('wipes the data keys from memory when sealed', async () => {
+    const { barrier, keyring } = unsealedBarrier();
+    const key = keyring.activeTerm.key;
+    expect(key.equals(Buffer.alloc(32))).toBe(false);
+    barrier.seal();
+    expect(key.equals(Buffer.alloc(32))).toBe(true);
+  });
+});
+
+describe('Keyring', () => {
+  it('opens only with the root key it was sealed with', () => {
+    const ring = Keyring.create(new Date(Date.UTC(2026, 0, 1)));
+    ring.rotate(new Date(Date.UTC(2026, 0, 2)));
+    const rootKey = Buffer.alloc(32, 7);
+    const sealed = ring.seal(rootKey);
+    const opened = Keyring.open(rootKey, sealed);
+    expect(opened.activeTerm.term).toBe(2);
+    expect(opened.term(1)?.key.equals(ring.term(1)?.key as Buffer)).toBe(true);
+    expect(opened.term(2)?.installTime).toBe('2026-01-02T00:00:00.000Z');
+    expect(() => Keyring.open(Buffer.alloc(32, 8), sealed)).toThrow();
+  });
+});

@@ -1,0 +1,300 @@
+import { kvEngine } from '@strongroom/engine-kv';
+import { Core, FakeClock, MemoryStorage, silentLogger, StrongroomError, type CoreReply, type Operation } from '../index';
+
+/** End-to-end ACL checks through `core.handle`: policy, token, router, KV engine. */
+
+function call(core: Core, operation: Operation, path: string, data: Record<string, unknown> = {}, token?: string): Promise<CoreReply> {
+  return core.handle({ operation, path, data, ...(token ? { token } : {}) });
+}
+
+/** The HTTP status a request ends with, whether it answered or threw. */
+async function statusOf(promise: Promise<CoreReply>): Promise<number> {
+  try {
+    return (await promise).status;
+  } catch (err) {
+    if (err instanceof StrongroomError) return err.status;
+    throw err;
+  }
+}
+
+type Body = Record<string, unknown>;
+const data = (r: CoreReply) => (r.body as { data: Body }).data;
+
+let core: Core;
+let root: string;
+let counter = 0;
+
+beforeAll(async () => {
+  core = new Core({ storage: new MemoryStorage(), clock: new FakeClock(), logger: silentLogger, engines: [kvEngine] });
+  const init = await core.initialize(1, 1);
+  root = init.rootToken;
+  await core.unseal(init.keys[0] as Buffer);
+  await call(core, 'update', 'sys/mounts/secret', { type: 'kv', options: { version: '2' } }, root);
+});
+
+async function tokenWith(policies: Record<string, string>): Promise<string> {
+  const names: string[] = [];
+  for (const [name, text] of Object.entries(policies)) {
+    const unique = `${name}-${++counter}`;
+    await call(core, 'update', `sys/policies/acl/${unique}`, { policy: text }, root);
+    names.push(unique);
+  }
+  const reply = await call(core, 'update', 'auth/token/create', { policies: names }, root);
+  return (reply.body as { auth: { client_token: string } }).auth.client_token;
+}
+
+async function seed(path: string, value: Body = { v: 1 }): Promise<void> {
+  await call(core, 'update', `secret/data/${path}`, { data: value }, root);
+}
+
+async function currentVersion(path: string): Promise<number | null> {
+  try {
+    const reply = await call(core, 'read', `secret/metadata/${path}`, {}, root);
+    return data(reply)['current_version'] as number;
+  } catch {
+    return null;
+  }
+}
+
+async function isLive(path: string): Promise<boolean> {
+  return (await statusOf(call(core, 'read', `secret/data/${path}`, {}, root))) === 200;
+}
+
+type Attempt = 'create' | 'update' | 'read' | 'patch' | 'delete' | 'list';
+const ATTEMPTS: readonly Attempt[] = ['create', 'update', 'read', 'patch', 'delete', 'list'];
+const CAPABILITIES = ['create', 'read', 'update', 'patch', 'delete', 'list', 'sudo', 'deny'] as const;
+
+/**
+ * Runs one kind of request as `token` on a secret of its own under matrix/<tag>/, checks what
+ * happened to the secret, and says whether the request was allowed.
+ */
+async function attempt(kind: Attempt, token: string, tag: string): Promise<boolean> {
+  const dir = `matrix/${tag}`;
+  const path = `${dir}/${kind}`;
+  switch (kind) {
+    case 'create': {
+      const status = await statusOf(call(core, 'update', `secret/data/${path}`, { data: { v: 'new' } }, token));
+      expect(await currentVersion(path)).toBe(status === 200 ? 1 : null);
+      return status !== 403;
+    }
+    case 'update': {
+      await seed(path);
+      const status = await statusOf(call(core, 'update', `secret/data/${path}`, { data: { v: 2 } }, token));
+      expect(await currentVersion(path)).toBe(status === 200 ? 2 : 1);
+      return status !== 403;
+    }
+    case 'read': {
+      await seed(path, { v: 'readable' });
+      const reply = call(core, 'read', `secret/data/${path}`, {}, token);
+      const status = await statusOf(reply);
+      if (status === 200) expect(data(await reply)['data']).toEqual({ v: 'readable' });
+      return status !== 403;
+    }
+    case 'patch': {
+      await seed(path, { a: 1 });
+      const status = await statusOf(call(core, 'patch', `secret/data/${path}`, { data: { b: 2 }, options: {} }, token));
+      expect(await currentVersion(path)).toBe(status === 200 ? 2 : 1);
+      if (status === 200) expect(data(await call(core, 'read', `secret/data/${path}`, {}, root))['data']).toEqual({ a: 1, b: 2 });
+      return status !== 403;
+    }
+    case 'delete': {
+      await seed(path);
+      const status = await statusOf(call(core, 'delete', `secret/data/${path}`, {}, token));
+      expect(await isLive(path)).toBe(status === 403);
+      return status !== 403;
+    }
+    case 'list': {
+      await seed(path);
+      const reply = call(core, 'list', `secret/metadata/${dir}/`, {}, token);
+      const status = await statusOf(reply);
+      if (status === 200) expect(data(await reply)['keys']).toContain('list');
+      return status !== 403;
+    }
+  }
+}
+
+describe('one capability at a time on secret/data/matrix* and secret/metadata/matrix*', () => {
+  it.each(CAPABILITIES)('a token granted only %s can do exactly that', async (capability) => {
+    const token = await tokenWith({
+      [`only-${capability}`]: `
+        path "secret/data/matrix*" { capabilities = ["${capability}"] }
+        path "secret/metadata/matrix*" { capabilities = ["${capability}"] }
+      `,
+    });
+    const allowed: Attempt[] = [];
+    for (const kind of ATTEMPTS) if (await attempt(kind, token, `only-${capability}`)) allowed.push(kind);
+    expect(allowed).toEqual((ATTEMPTS as readonly string[]).includes(capability) ? [capability] : []);
+  });
+
+  it('a token granted every capability can do everything', async () => {
+    const all = '["create", "read", "update", "patch", "delete", "list"]';
+    const token = await tokenWith({ all: `path "secret/data/matrix*" { capabilities = ${all} }\npath "secret/metadata/matrix*" { capabilities = ${all} }` });
+    const allowed: Attempt[] = [];
+    for (const kind of ATTEMPTS) if (await attempt(kind, token, 'all')) allowed.push(kind);
+    expect(allowed).toEqual([...ATTEMPTS]);
+  });
+
+  it('the root token can do everything', async () => {
+    const allowed: Attempt[] = [];
+    for (const kind of ATTEMPTS) if (await attempt(kind, root, 'root')) allowed.push(kind);
+    expect(allowed).toEqual([...ATTEMPTS]);
+  });
+
+  it('capabilities from two policies on the same path add up', async () => {
+    const token = await tokenWith({
+      reads: 'path "secret/data/matrix*" { capabilities = ["read"] }',
+      creates: 'path "secret/data/matrix*" { capabilities = ["create"] }',
+    });
+    const allowed: Attempt[] = [];
+    for (const kind of ATTEMPTS) if (await attempt(kind, token, 'union')) allowed.push(kind);
+    expect(allowed).toEqual(['create', 'read']);
+  });
+
+  it('outside the granted paths nothing is allowed', async () => {
+    const token = await tokenWith({ narrow: 'path "secret/data/matrix*" { capabilities = ["create", "read", "update", "patch", "delete"] }' });
+    await seed('elsewhere/x');
+    expect(await statusOf(call(core, 'read', 'secret/data/elsewhere/x', {}, token))).toBe(403);
+    expect(await statusOf(call(core, 'update', 'secret/data/elsewhere/x', { data: { v: 9 } }, token))).toBe(403);
+    expect(await statusOf(call(core, 'read', 'secret/metadata/matrix/x', {}, token))).toBe(403);
+    expect(await statusOf(call(core, 'delete', 'secret/metadata/matrix/x', {}, token))).toBe(403);
+    expect(await currentVersion('elsewhere/x')).toBe(1);
+  });
+});
+
+describe('deny by default', () => {
+  it('refuses a token with only the default policy everywhere under secret/', async () => {
+    const reply = await call(core, 'update', 'auth/token/create', { policies: ['default'] }, root);
+    const token = (reply.body as { auth: { client_token: string; policies: string[] } }).auth;
+    expect(token.policies).toEqual(['default']);
+    await seed('default-only/x');
+    expect(await statusOf(call(core, 'read', 'secret/data/default-only/x', {}, token.client_token))).toBe(403);
+    expect(await statusOf(call(core, 'update', 'secret/data/default-only/new', { data: { a: 1 } }, token.client_token))).toBe(403);
+    expect(await statusOf(call(core, 'list', 'secret/metadata/', {}, token.client_token))).toBe(403);
+    expect(await statusOf(call(core, 'read', 'secret/config', {}, token.client_token))).toBe(403);
+    expect(await statusOf(call(core, 'read', 'sys/mounts', {}, token.client_token))).toBe(403);
+    // What the default policy does grant still works.
+    expect(await statusOf(call(core, 'read', 'auth/token/lookup-self', {}, token.client_token))).toBe(200);
+  });
+
+  it('refuses a request without a token, or with an unknown one', async () => {
+    await seed('anon/x');
+    expect(await statusOf(call(core, 'read', 'secret/data/anon/x'))).toBe(403);
+    expect(await statusOf(call(core, 'read', 'secret/data/anon/x', {}, 'hvs.AAAAAAAAAAAAAAAAAAAAAAAA'))).toBe(403);
+    expect(await statusOf(call(core, 'read', 'sys/mounts', {}, 'not-a-token'))).toBe(403);
+  });
+
+  it('refuses a token whose policy no longer exists', async () => {
+    await call(core, 'update', 'sys/policies/acl/short-lived', { policy: 'path "secret/data/*" { capabilities = ["read"] }' }, root);
+    const reply = await call(core, 'update', 'auth/token/create', { policies: ['short-lived'] }, root);
+    const token = (reply.body as { auth: { client_token: string } }).auth.client_token;
+    await seed('gone/x');
+    expect(await statusOf(call(core, 'read', 'secret/data/gone/x', {}, token))).toBe(200);
+    await call(core, 'delete', 'sys/policies/acl/short-lived', {}, root);
+    expect(await statusOf(call(core, 'read', 'secret/data/gone/x', {}, token))).toBe(403);
+  });
+});
+
+describe('rule priority', () => {
+  /** Whether `token` may read each path (a 404 counts as allowed: the ACL let it through). */
+  async function readable(token: string, paths: string[]): Promise<Record<string, boolean>> {
+    const out: Record<string, boolean> = {};
+    for (const p of paths) out[p] = (await statusOf(call(core, 'read', `secret/data/${p}`, {}, token))) !== 403;
+    return out;
+  }
+
+  it('a + segment rule outranks a * glob whose wildcard starts at the same place', async () => {
+    const token = await tokenWith({ p: 'path "secret/data/prio1/*" { capabilities = ["deny"] }\npath "secret/data/prio1/+/x" { capabilities = ["read"] }' });
+    expect(await readable(token, ['prio1/a/x', 'prio1/a/y', 'prio1/a/b/x'])).toEqual({ 'prio1/a/x': true, 'prio1/a/y': false, 'prio1/a/b/x': false });
+  });
+
+  it('the rule whose first wildcard comes later wins', async () => {
+    const token = await tokenWith({ p: 'path "secret/data/prio2/a*" { capabilities = ["read"] }\npath "secret/data/prio2/+/x" { capabilities = ["deny"] }' });
+    expect(await readable(token, ['prio2/a/x', 'prio2/ab/x', 'prio2/b/x'])).toEqual({ 'prio2/a/x': true, 'prio2/ab/x': true, 'prio2/b/x': false });
+    const other = await tokenWith({ p: 'path "secret/data/prio2/+/+" { capabilities = ["deny"] }\npath "secret/data/prio2/team/+" { capabilities = ["read"] }' });
+    expect(await readable(other, ['prio2/team/x', 'prio2/other/x'])).toEqual({ 'prio2/team/x': true, 'prio2/other/x': false });
+  });
+
+  it('with the wildcard at the same place, fewer + segments win', async () => {
+    const token = await tokenWith({ p: 'path "secret/data/prio3/+/b/+" { capabilities = ["deny"] }\npath "secret/data/prio3/+/b/c" { capabilities = ["read"] }' });
+    expect(await readable(token, ['prio3/a/b/c', 'prio3/a/b/d'])).toEqual({ 'prio3/a/b/c': true, 'prio3/a/b/d': false });
+  });
+
+  it('a rule without a trailing * outranks the same rule with one', async () => {
+    const token = await tokenWith({ p: 'path "secret/data/prio4/+/x" { capabilities = ["deny"] }\npath "secret/data/prio4/+/x*" { capabilities = ["read"] }' });
+    expect(await readable(token, ['prio4/a/x', 'prio4/a/xy', 'prio4/a/x/y'])).toEqual({ 'prio4/a/x': false, 'prio4/a/xy': true, 'prio4/a/x/y': true });
+  });
+
+  it('the longer glob wins, and an exact path beats every glob', async () => {
+    const token = await tokenWith({
+      p: `
+        path "secret/data/prio5/*" { capabilities = ["read"] }
+        path "secret/data/prio5/private/*" { capabilities = ["deny"] }
+        path "secret/data/prio5/private/open" { capabilities = ["read"] }
+      `,
+    });
+    expect(await readable(token, ['prio5/public/x', 'prio5/private/x', 'prio5/private/open', 'prio5/private/open2'])).toEqual({
+      'prio5/public/x': true, 'prio5/private/x': false, 'prio5/private/open': true, 'prio5/private/open2': false,
+    });
+  });
+
+  it('a + matches exactly one whole segment', async () => {
+    const token = await tokenWith({ p: 'path "secret/data/prio6/+" { capabilities = ["read"] }' });
+    expect(await readable(token, ['prio6/a', 'prio6/a/b', 'prio6'])).toEqual({ 'prio6/a': true, 'prio6/a/b': false, prio6: false });
+  });
+
+  it('a glob is a plain prefix, not a segment boundary', async () => {
+    const token = await tokenWith({ p: 'path "secret/data/prio7/app*" { capabilities = ["read"] }' });
+    expect(await readable(token, ['prio7/app', 'prio7/apple', 'prio7/app/x', 'prio7/ap'])).toEqual({
+      'prio7/app': true, 'prio7/apple': true, 'prio7/app/x': true, 'prio7/ap': false,
+    });
+  });
+});
+
+describe('deny across policies', () => {
+  it('a deny in one policy beats a grant for the same path in another', async () => {
+    await seed('denied/x');
+    const token = await tokenWith({
+      grants: 'path "secret/data/denied/*" { capabilities = ["create", "read", "update", "delete"] }',
+      denies: 'path "secret/data/denied/*" { capabilities = ["deny"] }',
+    });
+    expect(await statusOf(call(core, 'read', 'secret/data/denied/x', {}, token))).toBe(403);
+    expect(await statusOf(call(core, 'update', 'secret/data/denied/x', { data: { v: 2 } }, token))).toBe(403);
+    expect(await statusOf(call(core, 'delete', 'secret/data/denied/x', {}, token))).toBe(403);
+    expect(await currentVersion('denied/x')).toBe(1);
+  });
+
+  it('the order of the policies does not matter', async () => {
+    await seed('denied2/x');
+    const token = await tokenWith({
+      denies: 'path "secret/data/denied2/x" { capabilities = ["deny"] }',
+      grants: 'path "secret/data/denied2/x" { capabilities = ["read", "sudo"] }',
+    });
+    expect(await statusOf(call(core, 'read', 'secret/data/denied2/x', {}, token))).toBe(403);
+    const caps = await call(core, 'update', 'sys/capabilities-self', { paths: ['secret/data/denied2/x'] }, token);
+    expect(data(caps)['capabilities']).toEqual(['deny']);
+  });
+
+  it('a deny on an exact path beats a glob grant in another policy', async () => {
+    await seed('denied3/secret');
+    await seed('denied3/public');
+    const token = await tokenWith({
+      grants: 'path "secret/data/denied3/*" { capabilities = ["read"] }',
+      denies: 'path "secret/data/denied3/secret" { capabilities = ["deny"] }',
+    });
+    expect(await statusOf(call(core, 'read', 'secret/data/denied3/secret', {}, token))).toBe(403);
+    expect(await statusOf(call(core, 'read', 'secret/data/denied3/public', {}, token))).toBe(200);
+  });
+
+  it('a deny together with other capabilities in one stanza still denies', async () => {
+    await seed('denied4/x');
+    const token = await tokenWith({ mixed: 'path "secret/data/denied4/*" { capabilities = ["read", "deny"] }' });
+    expect(await statusOf(call(core, 'read', 'secret/data/denied4/x', {}, token))).toBe(403);
+  });
+});
+
+describe('sudo through the router', () => {
+  it('sudo on a path without the operation\'s own capability grants nothing', async () => {
+    const token = await tokenWith({ p: 'path "sys/rotate" { capabilities = ["sudo"] }' });
+    expect(await statusOf(call(core, 'update', 'sys/rotate', {}, token))).toBe(403);
+  });
+});
