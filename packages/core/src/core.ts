@@ -89,6 +89,7 @@ export class Core {
   private readonly tokenBackend: Backend;
   clusterId = '';
   private unsealedAt = 0;
+  private ready = false;
 
   constructor(options: CoreOptions) {
     this.clock = options.clock ?? systemClock;
@@ -108,8 +109,9 @@ export class Core {
     this.tokenBackend = new Backend('token', tokenPaths(this));
   }
 
+  /** Sealed until the barrier is open and the tables, policies and tokens are loaded. */
   get sealed(): boolean {
-    return this.barrier.sealed;
+    return !this.ready;
   }
 
   get activeSince(): number {
@@ -135,6 +137,7 @@ export class Core {
         creationTtl: 0, expireTime: 0, explicitMaxTtl: 0, period: 0, renewable: false, type: 'service', boundCidrs: [],
         entityId: '', namespace: 'root',
       }, rootTokenId);
+      await this.seal.commitInitialization();
       return { keys, rootToken: id };
     } finally {
       this.tokens.stop();
@@ -147,7 +150,7 @@ export class Core {
 
   /** Submits one unseal key share; when the threshold is met the server comes up. */
   async unseal(share: Buffer): Promise<void> {
-    const wasSealed = this.sealed;
+    const wasSealed = this.barrier.sealed;
     const done = await this.seal.submitShare(share);
     if (done && wasSealed) await this.postUnseal();
   }
@@ -164,6 +167,7 @@ export class Core {
         for (const entry of table.all()) this.instantiate(kind, entry);
       }
       this.unsealedAt = this.clock.now();
+      this.ready = true;
       this.logger.info('unsealed', { cluster_id: this.clusterId });
     } catch (err) {
       await this.sealNow();
@@ -172,6 +176,7 @@ export class Core {
   }
 
   async sealNow(): Promise<void> {
+    this.ready = false;
     this.tokens.stop();
     this.instances.clear();
     this.mounts.clear();
@@ -183,7 +188,7 @@ export class Core {
   }
 
   async close(): Promise<void> {
-    if (!this.sealed) await this.sealNow();
+    if (!this.barrier.sealed) await this.sealNow();
     await this.barrier.physical.close();
   }
 
@@ -249,12 +254,13 @@ export class Core {
       throw (await this.seal.initialized()) ? new SealedError() : new NotInitializedError();
     }
     const op = request.operation;
-    if ((op === 'update' || op === 'create' || op === 'patch') && path.endsWith('/')) {
-      throw new BadRequestError("cannot write to a path ending in '/'");
-    }
     const routed = this.route(path);
     if (!routed) throw new NotFoundError(`no handler for route "${path}": no mount serves this path`);
     const { backend, entry, kind } = routed;
+    // System paths take a trailing slash on writes (the vault CLI enables mounts that way).
+    if ((op === 'update' || op === 'create' || op === 'patch') && path.endsWith('/') && entry.type !== 'system') {
+      throw new BadRequestError("cannot write to a path ending in '/'");
+    }
     const match = backend.match(routed.relative);
     if (!match) throw new NotFoundError(`unsupported path: ${path}`);
 
@@ -274,7 +280,8 @@ export class Core {
     if (!backend.isUnauthenticated(match, req.operation)) {
       req.caller = await this.authorize(request, path, req, backend, match);
     }
-    if (entry.type === 'token' && request.token) req.clientToken = request.token;
+    // Only the built-in backends see the raw token: they look tokens up and check ACLs themselves.
+    if ((entry.type === 'token' || entry.type === 'system') && request.token) req.clientToken = request.token;
     const resp = await backend.execute(match, req);
     return buildEnvelope(req, resp, entry.type);
   }

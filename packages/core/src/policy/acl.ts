@@ -183,6 +183,27 @@ export class ACL {
     return [...rule.capabilities];
   }
 
+  /**
+   * Whether any rule grants something (other than deny) on a path under `mountPath` (which
+   * ends with '/'). This is how the UI and `vault kv` may learn a mount's type and options
+   * without a grant on `sys/internal/ui/mounts` itself.
+   */
+  grantsUnder(mountPath: string): boolean {
+    if (this.root) return true;
+    const grants = (r: Rule) => r.capabilities.length > 0 && !r.capabilities.includes('deny');
+    for (const r of this.exact.values()) if (grants(r) && r.path.startsWith(mountPath)) return true;
+    for (const r of this.prefixes.values()) {
+      if (grants(r) && (r.stem.startsWith(mountPath) || mountPath.startsWith(r.stem))) return true;
+    }
+    const mountSegs = mountPath.slice(0, -1).split('/');
+    for (const group of this.segmentGroups.values()) {
+      for (const r of group) {
+        if (grants(r) && segmentsReachUnder(r, mountSegs)) return true;
+      }
+    }
+    return false;
+  }
+
   /** The rule that governs `path`, if any (read semantics). */
   ruleFor(path: string): CompiledRule | undefined {
     return this.root ? undefined : this.match(path, false);
@@ -224,6 +245,20 @@ export class ACL {
     }
     return best;
   }
+}
+
+/** Whether a `+` rule can match some path below the mount whose segments are `mountSegs`. */
+function segmentsReachUnder(rule: Rule, mountSegs: readonly string[]): boolean {
+  const segs = rule.segments;
+  for (let i = 0; i < mountSegs.length; i++) {
+    const seg = segs[i];
+    const want = mountSegs[i] as string;
+    if (seg === undefined) return false;
+    const lastOfPrefix = i === segs.length - 1 && rule.isPrefix;
+    if (lastOfPrefix) return want.startsWith(seg);
+    if (seg !== '+' && seg !== want) return false;
+  }
+  return segs.length > mountSegs.length;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock';
 import { BadRequestError, SealedError } from '../errors';
+import { deleteTree } from '../storage/logical';
 import type { Storage } from '../storage/storage';
 import type { Barrier } from './barrier';
 import { Keyring } from './keyring';
@@ -41,6 +42,8 @@ export class SealManager {
   private pending: Buffer[] = [];
   private nonce = '';
   private rootKey: Buffer | null = null;
+  /** Set while an init is writing its initial state, before it is committed. */
+  private pendingConfig: SealConfig | null = null;
   private rotation: Promise<void> = Promise.resolve();
 
   constructor(private readonly physical: Storage, private readonly barrier: Barrier, private readonly clock: Clock) {}
@@ -58,23 +61,37 @@ export class SealManager {
 
   /**
    * Creates the root key and the first keyring term and leaves the barrier unsealed so the
-   * caller can write the initial state (root token, tables); the caller seals afterwards.
+   * caller can write the initial state (root token, tables). The server only counts as
+   * initialized once the caller runs `commitInitialization`, so an init that dies halfway can
+   * simply be run again: whatever an unfinished init left is unreadable and is wiped first.
    */
   async initialize(shares: number, threshold: number): Promise<Buffer[]> {
     validateShareCounts(shares, threshold);
     if (await this.initialized()) throw new BadRequestError('server is already initialized');
-    const rootKey = randomBytes(ROOT_KEY_BYTES);
-    const keyring = Keyring.create(new Date(this.clock.now()));
+    if (this.pendingConfig) throw new BadRequestError('initialization is already in progress');
     const config: SealConfig = { type: 'shamir', secret_shares: shares, secret_threshold: threshold };
-    const keyShares = await splitRootKey(rootKey, shares, threshold);
-    await this.physical.txn([
-      { type: 'put', key: KEYRING_KEY, value: keyring.seal(rootKey) },
-      { type: 'put', key: SEAL_CONFIG_KEY, value: Buffer.from(JSON.stringify(config)) },
-    ]);
+    this.pendingConfig = config;
+    try {
+      await deleteTree(this.physical, '');
+      const rootKey = randomBytes(ROOT_KEY_BYTES);
+      const keyring = Keyring.create(new Date(this.clock.now()));
+      const keyShares = await splitRootKey(rootKey, shares, threshold);
+      await this.physical.put(KEYRING_KEY, keyring.seal(rootKey));
+      this.rootKey = rootKey;
+      this.barrier.unseal(keyring);
+      return keyShares;
+    } catch (err) {
+      this.pendingConfig = null;
+      throw err;
+    }
+  }
+
+  /** Marks the server initialized; the seal configuration is the marker. */
+  async commitInitialization(): Promise<void> {
+    const config = this.pendingConfig;
+    if (!config) throw new Error('no initialization in progress');
+    await this.physical.put(SEAL_CONFIG_KEY, Buffer.from(JSON.stringify(config)));
     this.config = config;
-    this.rootKey = rootKey;
-    this.barrier.unseal(keyring);
-    return keyShares;
   }
 
   async status(): Promise<SealStatus> {
@@ -133,6 +150,7 @@ export class SealManager {
   }
 
   seal(): void {
+    this.pendingConfig = null;
     this.resetProgress();
     this.rootKey?.fill(0);
     this.rootKey = null;

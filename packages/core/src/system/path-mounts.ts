@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Core } from '../core';
 import { SYSTEM_MAX_TTL } from '../core';
-import { BadRequestError, NotFoundError } from '../errors';
+import { BadRequestError, NotFoundError, PermissionDeniedError } from '../errors';
 import { convertField, type FieldData, type FieldSchemas } from '../framework/fields';
 import { definePath, type PathDefinition } from '../framework/types';
 import { DATA_PREFIX, normalizeMountPath, type MountConfig, type MountEntry, type MountTable, type TableKind } from '../mounts/mount-table';
@@ -244,31 +244,48 @@ function remountPath(core: Core): PathDefinition {
   });
 }
 
-/** `sys/internal/ui/mounts/:path`: how `vault kv` discovers a mount and its KV version. */
+/**
+ * `sys/internal/ui/mounts(/:path)`: how the UI and `vault kv` discover mounts and a KV mount's
+ * version. Like Vault, these need no grant of their own: a token sees the mounts it holds some
+ * grant under; without a token only mounts tuned to `listing_visibility = "unauth"` show.
+ */
 function uiMountsPaths(core: Core): PathDefinition[] {
+  const aclOf = async (token: string | undefined) => {
+    const entry = token ? await core.tokens.lookup(token) : null;
+    return entry ? core.policies.acl(entry.policies) : null;
+  };
   return [
     definePath({
       pattern: 'internal/ui/mounts',
+      unauthenticated: true,
       operations: {
-        read: async () => {
+        read: async (req) => {
+          const acl = await aclOf(req.clientToken);
+          const visible = (apiPath: string, e: MountEntry) =>
+            acl ? e.config.listing_visibility !== 'hidden' && acl.grantsUnder(apiPath) : e.config.listing_visibility === 'unauth';
           const secret: Record<string, unknown> = {};
           const auth: Record<string, unknown> = {};
-          for (const e of core.mounts.all()) secret[e.path] = mountInfo(e);
-          for (const e of core.auths.all()) auth[e.path] = mountInfo(e);
+          for (const e of core.mounts.all()) if (visible(e.path, e)) secret[e.path] = mountInfo(e);
+          for (const e of core.auths.all()) if (visible(`auth/${e.path}`, e)) auth[e.path] = mountInfo(e);
           return { data: { secret, auth } };
         },
       },
     }),
     definePath({
       pattern: 'internal/ui/mounts/(?<path>.+)',
+      unauthenticated: true,
       fields: { path: { type: 'string' } },
       operations: {
-        read: async (_req, f) => {
+        read: async (req, f) => {
+          const acl = await aclOf(req.clientToken);
+          if (!acl) throw new PermissionDeniedError();
           const path = f.string('path').replace(/^\/+/, '');
           const isAuth = path.startsWith('auth/');
           const entry = isAuth ? core.auths.find(path.slice(5)) : core.mounts.find(path);
-          if (!entry) throw new BadRequestError(`no mount serves "${path}"`);
-          return { data: { ...mountInfo(entry), path: isAuth ? `auth/${entry.path}` : entry.path } };
+          const apiPath = entry ? (isAuth ? `auth/${entry.path}` : entry.path) : '';
+          // An unknown mount and a mount without access look the same, so neither leaks.
+          if (!entry || !acl.grantsUnder(apiPath)) throw new PermissionDeniedError();
+          return { data: { ...mountInfo(entry), path: apiPath } };
         },
       },
     }),

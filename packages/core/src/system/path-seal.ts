@@ -9,9 +9,9 @@ const BUILD_DATE = '2026-11-01T00:00:00Z';
 async function sealStatusBody(core: Core) {
   const s = await core.seal.status();
   return {
-    type: 'shamir', initialized: s.initialized, sealed: s.sealed, t: s.t, n: s.n, progress: s.progress, nonce: s.nonce,
+    type: 'shamir', initialized: s.initialized, sealed: core.sealed, t: s.t, n: s.n, progress: s.progress, nonce: s.nonce,
     version: VERSION, build_date: BUILD_DATE, migration: false, recovery_seal: false, storage_type: core.storageType,
-    ...(s.sealed ? {} : { cluster_name: core.clusterName, cluster_id: core.clusterId }),
+    ...(core.sealed ? {} : { cluster_name: core.clusterName, cluster_id: core.clusterId }),
   };
 }
 
