@@ -4,22 +4,40 @@ import { parseArgs, stringFlag, UsageError } from '../args';
 export const SERVER_USAGE = `Usage: strongroom server --dev [--dev-root-token ID] [--listen HOST:PORT] [--data-dir DIR]
        strongroom server --config FILE`;
 
-/** Waits for SIGINT or SIGTERM, then shuts the server down gracefully. */
-function untilSignal(close: () => Promise<void>, out: NodeJS.WritableStream): Promise<number> {
-  return new Promise((resolve) => {
-    let stopping = false;
-    const stop = (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      out.write(`==> ${signal} received, shutting down\n`);
-      close().then(() => resolve(0), (err: unknown) => {
+/**
+ * Catches SIGINT and SIGTERM from the start, before the server announces itself, so that a
+ * supervisor that signals as soon as it reads the banner never meets the default action (an
+ * abrupt exit). `stopped` resolves once `serve` has been given its close function and a signal
+ * has come, in either order.
+ */
+function signalGate(out: NodeJS.WritableStream) {
+  let signalled: (signal: string) => void = () => {};
+  const signal = new Promise<string>((resolve) => { signalled = resolve; });
+  const onSignal = (name: string) => () => signalled(name);
+  const onInt = onSignal('SIGINT');
+  const onTerm = onSignal('SIGTERM');
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
+  const release = () => {
+    process.off('SIGINT', onInt);
+    process.off('SIGTERM', onTerm);
+  };
+  return {
+    release,
+    async serve(close: () => Promise<void>): Promise<number> {
+      const name = await signal;
+      out.write(`==> ${name} received, shutting down\n`);
+      try {
+        await close();
+        return 0;
+      } catch (err) {
         out.write(`shutdown failed: ${(err as Error).message}\n`);
-        resolve(1);
-      });
-    };
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
-  });
+        return 1;
+      } finally {
+        release();
+      }
+    },
+  };
 }
 
 export async function serverCommand(argv: string[], out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
@@ -28,6 +46,15 @@ export async function serverCommand(argv: string[], out: NodeJS.WritableStream, 
     out.write(`${SERVER_USAGE}\n`);
     return 0;
   }
+  const gate = signalGate(out);
+  try {
+    return await runServer(args, gate, out, err);
+  } finally {
+    gate.release();
+  }
+}
+
+async function runServer(args: ReturnType<typeof parseArgs>, gate: ReturnType<typeof signalGate>, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
   if (args.flags.get('dev') === true) {
     const listen = stringFlag(args, 'listen') ?? stringFlag(args, 'dev-listen-address');
     const rootTokenId = stringFlag(args, 'dev-root-token') ?? stringFlag(args, 'dev-root-token-id');
@@ -48,7 +75,7 @@ export async function serverCommand(argv: string[], out: NodeJS.WritableStream, 
       'KV version 2 is mounted at secret/.',
       '',
     ].join('\n'));
-    return untilSignal(() => dev.close(), out);
+    return gate.serve(() => dev.close());
   }
   const configFile = stringFlag(args, 'config');
   if (!configFile) throw new UsageError(`either --dev or --config FILE is required\n${SERVER_USAGE}`);
@@ -68,5 +95,5 @@ export async function serverCommand(argv: string[], out: NodeJS.WritableStream, 
   const status = await server.core.seal.status();
   if (!status.initialized) out.write('==> not initialized: run `strongroom operator init`\n');
   else out.write('==> sealed: run `strongroom operator unseal` with the unseal keys\n');
-  return untilSignal(() => server.close(), out);
+  return gate.serve(() => server.close());
 }
