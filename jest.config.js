@@ -11,6 +11,7 @@ module.exports = {
     '^@strongroom/core$': '<rootDir>/packages/core/src/index.ts',
     '^@strongroom/raft$': '<rootDir>/packages/raft/src/index.ts',
     '^@strongroom/engine-kv$': '<rootDir>/packages/engines/kv/src/index.ts',
+    '^@strongroom/engine-transit$': '<rootDir>/packages/engines/transit/src/index.ts',
     '^@strongroom/api$': '<rootDir>/packages/api/src/index.ts',
     '^@strongroom/cli$': '<rootDir>/packages/cli/src/index.ts',
   },
