@@ -102,6 +102,21 @@ describe('HTTP conventions a Vault client relies on', () => {
     expect(outside.status).toBe(404);
   });
 
+  it('wraps a reply when X-Vault-Wrap-TTL is set, and refuses a bad wrap header', async () => {
+    await call(t.url, 'POST', 'secret/data/wrapme', { token: root, body: { data: { k: 'v' } } });
+    const wrapped = await call(t.url, 'GET', 'secret/data/wrapme', { token: root, headers: { 'x-vault-wrap-ttl': '5m' } });
+    expect(wrapped.status).toBe(200);
+    expect(wrapped.json.data).toBeNull();
+    expect(wrapped.json.wrap_info.ttl).toBe(300);
+    const unwrapped = await call(t.url, 'POST', 'sys/wrapping/unwrap', { token: wrapped.json.wrap_info.token });
+    expect(unwrapped.json.data.data).toEqual({ k: 'v' });
+    const bad = await call(t.url, 'GET', 'secret/data/wrapme', { token: root, headers: { 'x-vault-wrap-ttl': 'soon' } });
+    expect(bad.status).toBe(400);
+    expect(bad.json.errors[0]).toContain('X-Vault-Wrap-TTL');
+    const jwt = await call(t.url, 'GET', 'secret/data/wrapme', { token: root, headers: { 'x-vault-wrap-ttl': '60', 'x-vault-wrap-format': 'jwt' } });
+    expect(jwt.status).toBe(400);
+  });
+
   it('serves health with Vault status codes and query overrides, also for HEAD', async () => {
     const health = await call(t.url, 'GET', 'sys/health');
     expect(health.status).toBe(200);

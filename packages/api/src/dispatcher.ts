@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
-  BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError, UnsupportedOperationError,
+  BadRequestError, parseDurationSeconds, PayloadTooLargeError, UnsupportedMediaTypeError, UnsupportedOperationError,
   type Core, type Logger, type Operation,
 } from '@strongroom/core';
 import { errorReply } from './errors-to-http';
@@ -94,6 +94,19 @@ function tokenOf(req: IncomingMessage): string | undefined {
   return undefined;
 }
 
+/** `X-Vault-Wrap-TTL`: seconds or a duration; absent or zero means no wrapping. */
+function wrapTtlOf(req: IncomingMessage): number | undefined {
+  const raw = req.headers['x-vault-wrap-ttl'];
+  if (raw === undefined || raw === '') return undefined;
+  const seconds = parseDurationSeconds(Array.isArray(raw) ? raw[0] : raw);
+  if (seconds === null) throw new BadRequestError('invalid value for header "X-Vault-Wrap-TTL": expected a duration such as "5m" or a number of seconds');
+  const format = req.headers['x-vault-wrap-format'];
+  if (format !== undefined && format !== '' && format !== 'token') {
+    throw new BadRequestError('invalid value for header "X-Vault-Wrap-Format": only "token" is supported');
+  }
+  return seconds === 0 ? undefined : seconds;
+}
+
 function send(res: ServerResponse, status: number, body: unknown, head: boolean): void {
   if (body === null || body === undefined) {
     res.writeHead(status, { 'cache-control': 'no-store' });
@@ -143,9 +156,11 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
       }
       if (operation === 'list' && path !== '' && !path.endsWith('/')) path += '/';
       const token = tokenOf(req);
+      const wrapTtl = wrapTtlOf(req);
       const reply = await core.handle({
         operation, path, data,
         ...(token ? { token } : {}),
+        ...(wrapTtl ? { wrapTtl } : {}),
         ...(req.socket.remoteAddress ? { remoteAddress: req.socket.remoteAddress } : {}),
         headers: { 'x-vault-namespace': req.headers['x-vault-namespace'] as string | undefined },
       });

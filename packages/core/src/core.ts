@@ -21,6 +21,7 @@ import { tokenPaths } from './token/paths';
 import type { TokenEntry } from './token/token-entry';
 import { TokenStore } from './token/token-store';
 import { buildEnvelope } from './envelope';
+import { ResponseWrapper } from './wrapping';
 
 /** Vault's defaults: 32 days for both the default and the maximum lease TTL. */
 export const SYSTEM_DEFAULT_TTL = 32 * 24 * 3600;
@@ -47,6 +48,8 @@ export interface CoreRequest {
   token?: string;
   remoteAddress?: string;
   headers?: Record<string, string | undefined>;
+  /** Seconds: wrap the reply in a single-use token with this TTL. */
+  wrapTtl?: number;
 }
 
 export interface CoreReply {
@@ -84,6 +87,7 @@ export class Core {
   readonly clusterName: string;
   readonly storageType: string;
   readonly engines = new Map<string, EngineFactory>();
+  readonly wrapping = new ResponseWrapper(this);
   private readonly instances = new Map<string, Backend>();
   private readonly systemBackend: Backend;
   private readonly tokenBackend: Backend;
@@ -273,6 +277,7 @@ export class Core {
       data: request.data,
       headers: request.headers ?? {},
       ...(request.remoteAddress ? { remoteAddress: request.remoteAddress } : {}),
+      ...(request.wrapTtl ? { wrapTtl: request.wrapTtl } : {}),
     };
     if (op === 'update' || op === 'create') req.operation = await backend.resolveWrite(match, req);
     if (!backend.supports(match, req.operation)) throw new UnsupportedOperationError();
@@ -283,7 +288,11 @@ export class Core {
     // Only the built-in backends see the raw token: they look tokens up and check ACLs themselves.
     if ((entry.type === 'token' || entry.type === 'system') && request.token) req.clientToken = request.token;
     const resp = await backend.execute(match, req);
-    return buildEnvelope(req, resp, entry.type);
+    const reply = buildEnvelope(req, resp, entry.type);
+    if (request.wrapTtl && resp && !resp.raw && reply.status === 200) {
+      return this.wrapping.wrap(reply, path, request.wrapTtl, resp.auth?.accessor);
+    }
+    return reply;
   }
 
   private async handleSealed(path: string, request: CoreRequest): Promise<CoreReply> {
@@ -298,6 +307,17 @@ export class Core {
     return buildEnvelope(req, await this.systemBackend.execute(match, req), 'system');
   }
 
+  /**
+   * For paths that authenticate inside their handler: checks that `token` may perform `op` on
+   * `path` (bound CIDRs and ACL) and counts a use.
+   */
+  async authorizeToken(token: string | undefined, remoteAddress: string | undefined, path: string, op: Operation): Promise<TokenEntry> {
+    const entry = token ? await this.tokens.lookup(token) : null;
+    if (!entry || !this.tokens.addressAllowed(entry, remoteAddress)) throw new PermissionDeniedError();
+    if (!(await this.policies.acl(entry.policies)).allowed(path, op).allowed) throw new PermissionDeniedError();
+    return this.tokens.use(entry);
+  }
+
   /** Resolves the token, checks bound CIDRs, the ACL, sudo and parameter rules; counts a use. */
   private async authorize(request: CoreRequest, path: string, req: BackendRequest, backend: Backend, match: PathMatch): Promise<Caller> {
     const entry = request.token ? await this.tokens.lookup(request.token) : null;
@@ -307,6 +327,7 @@ export class Core {
     const result = acl.allowed(path, req.operation);
     if (!result.allowed) throw new PermissionDeniedError();
     if (backend.needsSudo(match, req.operation) && !result.sudo) throw new PermissionDeniedError();
+    checkWrapTtl(result.rule?.minWrappingTtl, result.rule?.maxWrappingTtl, request.wrapTtl);
     // Vault applies parameter constraints to the operations that carry parameters only.
     if (!result.root && req.operation !== 'list' && req.operation !== 'delete') {
       const problem = checkParameters(result.rule, req.data);
@@ -323,6 +344,13 @@ export class Core {
   keyringStatus() {
     return this.barrier.keyring().activeTerm;
   }
+}
+
+/** Policies may demand that replies on a path be wrapped, within a TTL range. */
+function checkWrapTtl(min: number | undefined, max: number | undefined, ttl: number | undefined): void {
+  if (min && !ttl) throw new BadRequestError('response wrapping is required by policy for this path (set X-Vault-Wrap-TTL)');
+  if (min && ttl && ttl < min) throw new BadRequestError(`wrapping TTL ${ttl}s is below the minimum of ${min}s allowed by policy`);
+  if (max && ttl && ttl > max) throw new BadRequestError(`wrapping TTL ${ttl}s is above the maximum of ${max}s allowed by policy`);
 }
 
 export function callerOf(entry: TokenEntry, sudo: boolean): Caller {

@@ -44,6 +44,8 @@ export interface BackendRequest {
   clientToken?: string;
   remoteAddress?: string;
   headers: Record<string, string | undefined>;
+  /** Seconds, when the caller asked for the reply to be wrapped (X-Vault-Wrap-TTL). */
+  wrapTtl?: number;
 }
 
 export interface AuthResult {

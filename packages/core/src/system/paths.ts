@@ -4,8 +4,9 @@ import { capabilityPaths } from './path-capabilities';
 import { mountPaths } from './path-mounts';
 import { policyPaths } from './path-policies';
 import { sealPaths } from './path-seal';
+import { wrappingPaths } from './path-wrapping';
 
 /** The `sys/` backend's path table, in match order. */
 export function systemPaths(core: Core): PathDefinition[] {
-  return [...sealPaths(core), ...mountPaths(core), ...policyPaths(core), ...capabilityPaths(core)];
+  return [...sealPaths(core), ...mountPaths(core), ...policyPaths(core), ...capabilityPaths(core), ...wrappingPaths(core)];
 }

@@ -11,6 +11,8 @@ const SALT_KEY = 'sys/token/salt';
 const ID_PREFIX = 'sys/token/id/';
 const ACCESSOR_PREFIX = 'sys/token/accessor/';
 const PARENT_PREFIX = 'sys/token/parent/';
+/** Data that lives exactly as long as one token (a wrapped response), deleted with it. */
+const CUBBYHOLE_PREFIX = 'sys/token/cubbyhole/';
 const BATCH_PREFIX = 'hvb.';
 const BATCH_AAD = 'sys/token/batch';
 const CACHE_LIMIT = 10_000;
@@ -263,8 +265,18 @@ export class TokenStore {
       { type: 'delete', key: ACCESSOR_PREFIX + this.hash(entry.accessor) },
     ];
     if (entry.parent) ops.push({ type: 'delete', key: `${PARENT_PREFIX}${entry.parent}/${entry.hash}` });
+    ops.push({ type: 'delete', key: CUBBYHOLE_PREFIX + entry.hash });
     await this.barrier.txn(ops);
     this.cache.delete(entry.hash);
+  }
+
+  /** Stores data that is deleted together with the token (in the same transaction). */
+  async putTokenData(hash: string, value: Buffer): Promise<void> {
+    await this.barrier.put(CUBBYHOLE_PREFIX + hash, value);
+  }
+
+  async readTokenData(hash: string): Promise<Buffer | null> {
+    return this.barrier.get(CUBBYHOLE_PREFIX + hash);
   }
 
   /** Revokes a token and every descendant; children go first so no orphan is left behind. */
