@@ -22,6 +22,8 @@ import type { TokenEntry } from './token/token-entry';
 import { TokenStore } from './token/token-store';
 import { buildEnvelope } from './envelope';
 import { ResponseWrapper } from './wrapping';
+import { ExpirationManager } from './expiration/expiration-manager';
+import type { LeaseEntry } from './expiration/lease-entry';
 
 /** Vault's defaults: 32 days for both the default and the maximum lease TTL. */
 export const SYSTEM_DEFAULT_TTL = 32 * 24 * 3600;
@@ -88,6 +90,7 @@ export class Core {
   readonly storageType: string;
   readonly engines = new Map<string, EngineFactory>();
   readonly wrapping = new ResponseWrapper(this);
+  readonly expiration: ExpirationManager;
   private readonly instances = new Map<string, Backend>();
   private readonly systemBackend: Backend;
   private readonly tokenBackend: Backend;
@@ -109,6 +112,8 @@ export class Core {
     this.clusterName = options.clusterName ?? 'strongroom-cluster';
     this.storageType = options.storageType ?? 'raft';
     for (const e of options.engines ?? []) this.engines.set(e.type, e);
+    this.expiration = new ExpirationManager(this.barrier, this.clock, this.logger, { resolve: (lease) => this.leaseTarget(lease) });
+    this.tokens.onRevoked = (hash) => this.expiration.revokeByToken(hash);
     this.systemBackend = new Backend('system', systemPaths(this));
     this.tokenBackend = new Backend('token', tokenPaths(this));
   }
@@ -170,6 +175,7 @@ export class Core {
       for (const [kind, table] of [['secret', this.mounts], ['auth', this.auths]] as const) {
         for (const entry of table.all()) this.instantiate(kind, entry);
       }
+      await this.expiration.start();
       this.unsealedAt = this.clock.now();
       this.ready = true;
       this.logger.info('unsealed', { cluster_id: this.clusterId });
@@ -181,6 +187,7 @@ export class Core {
 
   async sealNow(): Promise<void> {
     this.ready = false;
+    this.expiration.stop();
     this.tokens.stop();
     this.instances.clear();
     this.mounts.clear();
@@ -230,6 +237,21 @@ export class Core {
       defaultLeaseTtl: Math.min(entry.config.default_lease_ttl || SYSTEM_DEFAULT_TTL, entry.config.max_lease_ttl || SYSTEM_MAX_TTL),
       maxLeaseTtl: entry.config.max_lease_ttl || SYSTEM_MAX_TTL,
       options: entry.options,
+    };
+  }
+
+  /** The backend and a request context for a lease's mount, found by UUID (mounts can move). */
+  private leaseTarget(lease: LeaseEntry): { backend: Backend; req: BackendRequest } | null {
+    const table = lease.mountKind === 'auth' ? this.auths : this.mounts;
+    const entry = table.all().find((e) => e.uuid === lease.mountUuid);
+    const backend = entry ? this.instances.get(entry.uuid) : undefined;
+    if (!entry || !backend) return null;
+    return {
+      backend,
+      req: {
+        id: randomUUID(), operation: 'delete', path: lease.path, mount: this.mountSettings(lease.mountKind, entry),
+        storage: this.mountStorage(lease.mountKind, entry), data: {}, headers: {},
+      },
     };
   }
 
@@ -288,7 +310,14 @@ export class Core {
     // Only the built-in backends see the raw token: they look tokens up and check ACLs themselves.
     if ((entry.type === 'token' || entry.type === 'system') && request.token) req.clientToken = request.token;
     const resp = await backend.execute(match, req);
-    const reply = buildEnvelope(req, resp, entry.type);
+    let lease;
+    if (resp?.secret) {
+      const registered = await this.expiration.register({
+        req, secret: resp.secret, mountApiPath: routed.apiPath, mountKind: kind, tokenHash: req.caller?.tokenHash ?? '',
+      });
+      lease = { leaseId: registered.leaseId, renewable: registered.renewable, duration: Math.round((registered.expireTime - registered.issueTime) / 1000) };
+    }
+    const reply = buildEnvelope(req, resp, entry.type, lease);
     if (request.wrapTtl && resp && !resp.raw && reply.status === 200) {
       return this.wrapping.wrap(reply, path, request.wrapTtl, resp.auth?.accessor);
     }

@@ -23,7 +23,14 @@ function authWire(auth: AuthResult) {
  * Turns a backend's answer into Vault's wire reply: the envelope, 204 for a write with nothing
  * to say, 404 for a read of nothing or a list with no keys.
  */
-export function buildEnvelope(req: BackendRequest, resp: BackendResponse | null, mountType: string): CoreReply {
+export interface LeaseInfo {
+  leaseId: string;
+  renewable: boolean;
+  /** Seconds left. */
+  duration: number;
+}
+
+export function buildEnvelope(req: BackendRequest, resp: BackendResponse | null, mountType: string, lease?: LeaseInfo): CoreReply {
   if (resp?.raw) return { status: resp.raw.status, body: resp.raw.body };
   const empty = !resp || (resp.data == null && !resp.auth && !(resp.warnings && resp.warnings.length > 0));
   if (empty) {
@@ -36,9 +43,9 @@ export function buildEnvelope(req: BackendRequest, resp: BackendResponse | null,
   }
   const body: Record<string, unknown> = {
     request_id: req.id,
-    lease_id: '',
-    renewable: false,
-    lease_duration: 0,
+    lease_id: lease?.leaseId ?? '',
+    renewable: lease?.renewable ?? false,
+    lease_duration: lease?.duration ?? 0,
     data: resp.data ?? null,
     wrap_info: null,
     warnings: resp.warnings && resp.warnings.length > 0 ? resp.warnings : null,

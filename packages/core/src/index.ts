@@ -5,6 +5,7 @@ export type { FieldSchema, FieldSchemas, FieldType } from './framework/fields';
 export { definePath, OPERATIONS } from './framework/types';
 export type {
   AuthResult, BackendRequest, BackendResponse, Caller, MountSettings, Operation, OperationHandler, PathDefinition,
+  SecretResult, SecretType,
 } from './framework/types';
 export type { EngineContext, EngineFactory } from './framework/engine';
 export { BackendHarness } from './framework/testing';
@@ -33,3 +34,4 @@ export { ACL, DEFAULT_POLICY_TEXT, parsePolicy } from './policy';
 export type { Capability, Policy } from './policy';
 export type { TokenEntry } from './token/token-entry';
 export { CachedStorage } from './storage/cached-storage';
+export type { LeaseEntry } from './expiration/lease-entry';

@@ -1,6 +1,6 @@
 import { BadRequestError, UnsupportedOperationError } from '../errors';
 import { parseFields, type FieldData } from './fields';
-import type { BackendRequest, BackendResponse, Operation, PathDefinition } from './types';
+import type { BackendRequest, BackendResponse, Operation, PathDefinition, SecretType } from './types';
 
 export interface CompiledPath {
   def: PathDefinition;
@@ -25,8 +25,11 @@ export class Backend {
   readonly type: string;
   private readonly paths: CompiledPath[];
 
-  constructor(type: string, paths: readonly PathDefinition[]) {
+  readonly secretTypes: Readonly<Record<string, SecretType>>;
+
+  constructor(type: string, paths: readonly PathDefinition[], secretTypes: Record<string, SecretType> = {}) {
     this.type = type;
+    this.secretTypes = secretTypes;
     this.paths = paths.map((def) => ({ def, regex: new RegExp(`^(?:${def.pattern})$`) }));
   }
 

@@ -62,8 +62,30 @@ export interface AuthResult {
   numUses: number;
 }
 
+/**
+ * A secret with a lifetime. Core registers a lease for it (the reply then carries `lease_id`)
+ * and later calls the secret type's `revoke` with `internal`, which is never shown to clients.
+ */
+export interface SecretResult {
+  /** Names an entry of the backend's `secretTypes`. */
+  type: string;
+  /** Seconds; 0 means the mount's default lease TTL. */
+  ttl: number;
+  renewable: boolean;
+  internal: Record<string, unknown>;
+}
+
+/** What a backend does when one of its leases is renewed or ends. */
+export interface SecretType {
+  /** Undo whatever issuing the secret created. Throwing makes core retry later, with backoff. */
+  revoke(req: BackendRequest, internal: Record<string, unknown>): Promise<void>;
+  /** Called on renewal; may shorten the TTL or refuse by throwing. Absent: renewal is a no-op. */
+  renew?(req: BackendRequest, internal: Record<string, unknown>, increment: number): Promise<{ ttl?: number } | void>;
+}
+
 export interface BackendResponse {
   data?: Record<string, unknown> | null;
+  secret?: SecretResult;
   warnings?: string[];
   auth?: AuthResult;
   /** Overrides the HTTP status of an enveloped reply (e.g. KV answers 404 with metadata). */

@@ -120,6 +120,9 @@ function groupPaths(core: Core, kind: TableKind): PathDefinition[] {
     if (entry.type === 'system' || entry.type === 'token') {
       throw new BadRequestError(`cannot disable the built-in mount at "${path}"`);
     }
+    // Leases end with their mount, through the backend that issued them; if any cannot be
+    // revoked the mount stays, so nothing is left behind unrevoked (revoke-force overrides).
+    await core.expiration.revokePrefix(kind === 'auth' ? `auth/${path}` : path);
     // Of two overlapping disables only the one that removed the entry cleans up after it.
     const removed = await table.remove(path);
     if (!removed) return null;

@@ -5,8 +5,9 @@ import { mountPaths } from './path-mounts';
 import { policyPaths } from './path-policies';
 import { sealPaths } from './path-seal';
 import { wrappingPaths } from './path-wrapping';
+import { leasePaths } from './path-leases';
 
 /** The `sys/` backend's path table, in match order. */
 export function systemPaths(core: Core): PathDefinition[] {
-  return [...sealPaths(core), ...mountPaths(core), ...policyPaths(core), ...capabilityPaths(core), ...wrappingPaths(core)];
+  return [...sealPaths(core), ...mountPaths(core), ...policyPaths(core), ...capabilityPaths(core), ...wrappingPaths(core), ...leasePaths(core)];
 }

@@ -32,6 +32,8 @@ export class TokenStore {
   private expiryTimer: TimerHandle | null = null;
   private nextExpiry = 0;
   private stopped = true;
+  /** Told about every revoked token, so what it owns (leases) ends with it. */
+  onRevoked: ((hash: string) => Promise<void>) | null = null;
   /** Tail of each token's queue of read-modify-write sections (see `locked`). */
   private readonly locks = new Map<string, Promise<void>>();
   /**
@@ -156,6 +158,12 @@ export class TokenStore {
   }
 
   /** Finds a valid token by its ID; null for unknown, expired, or orphaned-by-expiry tokens. */
+  /** A valid token by the hash of its ID (for owners recorded by hash, such as leases). */
+  async lookupByHash(hash: string): Promise<TokenEntry | null> {
+    const entry = await this.readEntry(hash);
+    return entry && (await this.chainValid(entry, this.clock.now())) ? entry : null;
+  }
+
   async lookup(id: string): Promise<TokenEntry | null> {
     if (!id) return null;
     const now = this.clock.now();
@@ -268,6 +276,7 @@ export class TokenStore {
     ops.push({ type: 'delete', key: CUBBYHOLE_PREFIX + entry.hash });
     await this.barrier.txn(ops);
     this.cache.delete(entry.hash);
+    if (this.onRevoked) await this.onRevoked(entry.hash);
   }
 
   /** Stores data that is deleted together with the token (in the same transaction). */
