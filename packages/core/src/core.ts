@@ -8,9 +8,11 @@ import { Backend, type PathMatch } from './framework/backend';
 import type { EngineFactory } from './framework/engine';
 import type { BackendRequest, BackendResponse, Caller, MountSettings, Operation } from './framework/types';
 import { createLogger, type Logger } from './logger';
-import { DATA_PREFIX, MountTable, type MountEntry, type TableKind } from './mounts/mount-table';
+import { DATA_PREFIX, type MountEntry, type MountTable, type TableKind } from './mounts/mount-table';
 import { checkParameters } from './policy/acl';
-import { PolicyStore } from './policy-store';
+import type { PolicyStore } from './policy-store';
+import { NamespaceRegistry, type NamespaceView } from './namespaces/namespace-registry';
+import type { ACL } from './policy/acl';
 import { Barrier } from './seal/barrier';
 import { SealManager } from './seal/seal-manager';
 import { PrefixedStorage } from './storage/logical';
@@ -83,9 +85,7 @@ export class Core {
   readonly barrier: Barrier;
   readonly seal: SealManager;
   readonly tokens: TokenStore;
-  readonly policies: PolicyStore;
-  readonly mounts: MountTable;
-  readonly auths: MountTable;
+  readonly namespaces: NamespaceRegistry;
   readonly clusterName: string;
   readonly storageType: string;
   readonly engines = new Map<string, EngineFactory>();
@@ -106,9 +106,7 @@ export class Core {
     this.barrier = new Barrier(physical);
     this.seal = new SealManager(physical, this.barrier, this.clock);
     this.tokens = new TokenStore(this.barrier, this.clock, this.logger);
-    this.policies = new PolicyStore(this.barrier);
-    this.mounts = new MountTable('secret', this.barrier);
-    this.auths = new MountTable('auth', this.barrier);
+    this.namespaces = new NamespaceRegistry(this.barrier);
     this.clusterName = options.clusterName ?? 'strongroom-cluster';
     this.storageType = options.storageType ?? 'raft';
     for (const e of options.engines ?? []) this.engines.set(e.type, e);
@@ -127,6 +125,36 @@ export class Core {
     return this.unsealedAt;
   }
 
+  /** The root namespace's tables and policies. */
+  get mounts(): MountTable {
+    return this.namespaces.root.mounts;
+  }
+
+  get auths(): MountTable {
+    return this.namespaces.root.auths;
+  }
+
+  get policies(): PolicyStore {
+    return this.namespaces.root.policies;
+  }
+
+  /** The namespace a request runs in. */
+  viewOf(req: BackendRequest): NamespaceView {
+    const view = this.namespaces.byId(req.namespace.id);
+    if (!view) throw new NotFoundError(`namespace "${req.namespace.path}" does not exist`);
+    return view;
+  }
+
+  /** Adds the built-in mounts and policies every namespace has. */
+  async setupNamespace(view: NamespaceView): Promise<void> {
+    await view.mounts.add(builtinMount('sys/', 'system', 'system endpoints used for control, policy and debugging'), { builtin: true });
+    await view.auths.add(builtinMount('token/', 'token', 'token based credentials'), { builtin: true });
+    await view.policies.setup();
+    for (const [kind, table] of [['secret', view.mounts], ['auth', view.auths]] as const) {
+      for (const entry of table.all()) this.instantiate(kind, entry);
+    }
+  }
+
   // ---- lifecycle ------------------------------------------------------------------------
 
   /** Creates the root key, the built-in mounts and policies, and a root token; leaves it sealed. */
@@ -134,11 +162,8 @@ export class Core {
     const keys = await this.seal.initialize(shares, threshold);
     try {
       await this.barrier.put('core/cluster', Buffer.from(JSON.stringify({ id: randomUUID(), name: this.clusterName })));
-      await this.mounts.load();
-      await this.mounts.add(builtinMount('sys/', 'system', 'system endpoints used for control, policy and debugging'), { builtin: true });
-      await this.auths.load();
-      await this.auths.add(builtinMount('token/', 'token', 'token based credentials'), { builtin: true });
-      await this.policies.setup();
+      await this.namespaces.root.load();
+      await this.setupNamespace(this.namespaces.root);
       await this.tokens.setup();
       const now = this.clock.now();
       const { id } = await this.tokens.create({
@@ -150,9 +175,8 @@ export class Core {
       return { keys, rootToken: id };
     } finally {
       this.tokens.stop();
-      this.mounts.clear();
-      this.auths.clear();
-      this.policies.clear();
+      this.instances.clear();
+      this.namespaces.clear();
       this.seal.seal();
     }
   }
@@ -168,12 +192,13 @@ export class Core {
     try {
       const cluster = await this.barrier.get('core/cluster');
       this.clusterId = cluster ? (JSON.parse(cluster.toString('utf8')) as { id: string }).id : '';
-      await this.mounts.load();
-      await this.auths.load();
+      await this.namespaces.load();
       await this.policies.setup();
       await this.tokens.setup();
-      for (const [kind, table] of [['secret', this.mounts], ['auth', this.auths]] as const) {
-        for (const entry of table.all()) this.instantiate(kind, entry);
+      for (const view of this.namespaces.all()) {
+        for (const [kind, table] of [['secret', view.mounts], ['auth', view.auths]] as const) {
+          for (const entry of table.all()) this.instantiate(kind, entry);
+        }
       }
       await this.expiration.start();
       this.unsealedAt = this.clock.now();
@@ -190,9 +215,7 @@ export class Core {
     this.expiration.stop();
     this.tokens.stop();
     this.instances.clear();
-    this.mounts.clear();
-    this.auths.clear();
-    this.policies.clear();
+    this.namespaces.clear();
     this.seal.seal();
     this.unsealedAt = 0;
     this.logger.info('sealed');
@@ -242,29 +265,33 @@ export class Core {
 
   /** The backend and a request context for a lease's mount, found by UUID (mounts can move). */
   private leaseTarget(lease: LeaseEntry): { backend: Backend; req: BackendRequest } | null {
-    const table = lease.mountKind === 'auth' ? this.auths : this.mounts;
-    const entry = table.all().find((e) => e.uuid === lease.mountUuid);
-    const backend = entry ? this.instances.get(entry.uuid) : undefined;
-    if (!entry || !backend) return null;
-    return {
-      backend,
-      req: {
-        id: randomUUID(), operation: 'delete', path: lease.path, mount: this.mountSettings(lease.mountKind, entry),
-        storage: this.mountStorage(lease.mountKind, entry), data: {}, headers: {},
-      },
-    };
+    for (const view of this.namespaces.all()) {
+      const table = lease.mountKind === 'auth' ? view.auths : view.mounts;
+      const entry = table.all().find((e) => e.uuid === lease.mountUuid);
+      const backend = entry ? this.instances.get(entry.uuid) : undefined;
+      if (!entry || !backend) continue;
+      return {
+        backend,
+        req: {
+          id: randomUUID(), operation: 'delete', path: lease.path, mount: this.mountSettings(lease.mountKind, entry),
+          storage: this.mountStorage(lease.mountKind, entry), data: {}, headers: {},
+          namespace: { id: view.id, path: view.path },
+        },
+      };
+    }
+    return null;
   }
 
-  private route(path: string): Routed | null {
+  private route(view: NamespaceView, path: string): Routed | null {
     if (path.startsWith('auth/')) {
       const rest = path.slice(5);
-      const entry = this.auths.find(rest);
+      const entry = view.auths.find(rest);
       if (!entry) return null;
       const backend = this.instances.get(entry.uuid);
       if (!backend) return null;
       return { entry, kind: 'auth', backend, apiPath: `auth/${entry.path}`, relative: rest.slice(entry.path.length) };
     }
-    const entry = this.mounts.find(path);
+    const entry = view.mounts.find(path);
     if (!entry) return null;
     const backend = this.instances.get(entry.uuid);
     if (!backend) return null;
@@ -274,14 +301,16 @@ export class Core {
   // ---- requests -------------------------------------------------------------------------
 
   async handle(request: CoreRequest): Promise<CoreReply> {
-    const path = request.path.replace(/^\/+/, '');
+    const fullPath = request.path.replace(/^\/+/, '');
+    const header = request.headers?.['x-vault-namespace'];
     if (this.sealed) {
-      if (SEALED_PATHS.has(path)) return this.handleSealed(path, request);
+      if (SEALED_PATHS.has(fullPath) && !header) return this.handleSealed(fullPath, request);
       throw (await this.seal.initialized()) ? new SealedError() : new NotInitializedError();
     }
     const op = request.operation;
-    const routed = this.route(path);
-    if (!routed) throw new NotFoundError(`no handler for route "${path}": no mount serves this path`);
+    const { view, rest: path } = this.namespaces.resolve(header, fullPath);
+    const routed = this.route(view, path);
+    if (!routed) throw new NotFoundError(`no handler for route "${fullPath}": no mount serves this path`);
     const { backend, entry, kind } = routed;
     // System paths take a trailing slash on writes (the vault CLI enables mounts that way).
     if ((op === 'update' || op === 'create' || op === 'patch') && path.endsWith('/') && entry.type !== 'system') {
@@ -289,6 +318,9 @@ export class Core {
     }
     const match = backend.match(routed.relative);
     if (!match) throw new NotFoundError(`unsupported path: ${path}`);
+    if (!view.isRoot && backend.isRestricted(match)) {
+      throw new BadRequestError(`operation only available in the root namespace: ${path}`);
+    }
 
     const req: BackendRequest = {
       id: randomUUID(),
@@ -298,6 +330,7 @@ export class Core {
       storage: this.mountStorage(kind, entry),
       data: request.data,
       headers: request.headers ?? {},
+      namespace: { id: view.id, path: view.path },
       ...(request.remoteAddress ? { remoteAddress: request.remoteAddress } : {}),
       ...(request.wrapTtl ? { wrapTtl: request.wrapTtl } : {}),
     };
@@ -305,7 +338,7 @@ export class Core {
     if (!backend.supports(match, req.operation)) throw new UnsupportedOperationError();
 
     if (!backend.isUnauthenticated(match, req.operation)) {
-      req.caller = await this.authorize(request, path, req, backend, match);
+      req.caller = await this.authorize(request, view, path, req, backend, match);
     }
     // Only the built-in backends see the raw token: they look tokens up and check ACLs themselves.
     if ((entry.type === 'token' || entry.type === 'system') && request.token) req.clientToken = request.token;
@@ -319,7 +352,7 @@ export class Core {
     }
     const reply = buildEnvelope(req, resp, entry.type, lease);
     if (request.wrapTtl && resp && !resp.raw && reply.status === 200) {
-      return this.wrapping.wrap(reply, path, request.wrapTtl, resp.auth?.accessor);
+      return this.wrapping.wrap(reply, fullPath, request.wrapTtl, resp.auth?.accessor);
     }
     return reply;
   }
@@ -330,7 +363,7 @@ export class Core {
     const req: BackendRequest = {
       id: randomUUID(), operation: request.operation === 'create' ? 'update' : request.operation, path: path.slice(4),
       mount: { path: 'sys/', type: 'system', accessor: '', uuid: '', defaultLeaseTtl: 0, maxLeaseTtl: 0, options: {} },
-      storage: this.barrier, data: request.data, headers: request.headers ?? {},
+      storage: this.barrier, data: request.data, headers: request.headers ?? {}, namespace: { id: 'root', path: '' },
     };
     if (!this.systemBackend.supports(match, req.operation)) throw new UnsupportedOperationError();
     return buildEnvelope(req, await this.systemBackend.execute(match, req), 'system');
@@ -340,20 +373,32 @@ export class Core {
    * For paths that authenticate inside their handler: checks that `token` may perform `op` on
    * `path` (bound CIDRs and ACL) and counts a use.
    */
-  async authorizeToken(token: string | undefined, remoteAddress: string | undefined, path: string, op: Operation): Promise<TokenEntry> {
+  async authorizeToken(token: string | undefined, remoteAddress: string | undefined, view: NamespaceView, path: string, op: Operation): Promise<TokenEntry> {
     const entry = token ? await this.tokens.lookup(token) : null;
     if (!entry || !this.tokens.addressAllowed(entry, remoteAddress)) throw new PermissionDeniedError();
-    if (!(await this.policies.acl(entry.policies)).allowed(path, op).allowed) throw new PermissionDeniedError();
+    const { acl, aclPath } = await this.aclFor(entry, view, path);
+    if (!acl.allowed(aclPath, op).allowed) throw new PermissionDeniedError();
     return this.tokens.use(entry);
   }
 
+  /**
+   * The ACL a token acts under in a namespace, and the path its policies see. A token works in
+   * its own namespace and below; its policies name paths relative to its own namespace, so a
+   * root token's policy reaches `team/secret/x` in namespace `team/` as `team/secret/x`.
+   */
+  async aclFor(entry: TokenEntry, view: NamespaceView, path: string): Promise<{ acl: ACL; aclPath: string }> {
+    const home = this.namespaces.byId(entry.namespace);
+    if (!home || !view.path.startsWith(home.path)) throw new PermissionDeniedError();
+    return { acl: await home.policies.acl(entry.policies), aclPath: view.path.slice(home.path.length) + path };
+  }
+
   /** Resolves the token, checks bound CIDRs, the ACL, sudo and parameter rules; counts a use. */
-  private async authorize(request: CoreRequest, path: string, req: BackendRequest, backend: Backend, match: PathMatch): Promise<Caller> {
+  private async authorize(request: CoreRequest, view: NamespaceView, path: string, req: BackendRequest, backend: Backend, match: PathMatch): Promise<Caller> {
     const entry = request.token ? await this.tokens.lookup(request.token) : null;
     if (!entry) throw new PermissionDeniedError();
     if (!this.tokens.addressAllowed(entry, request.remoteAddress)) throw new PermissionDeniedError();
-    const acl = await this.policies.acl(entry.policies);
-    const result = acl.allowed(path, req.operation);
+    const { acl, aclPath } = await this.aclFor(entry, view, path);
+    const result = acl.allowed(aclPath, req.operation);
     if (!result.allowed) throw new PermissionDeniedError();
     if (backend.needsSudo(match, req.operation) && !result.sudo) throw new PermissionDeniedError();
     checkWrapTtl(result.rule?.minWrappingTtl, result.rule?.maxWrappingTtl, request.wrapTtl);

@@ -4,7 +4,8 @@ import { DEFAULT_POLICY_NAME, DEFAULT_POLICY_TEXT } from './policy/default-polic
 import { normalizePolicyName, parsePolicy, validatePolicyName, type Policy } from './policy/policy';
 import { collectKeys, type LogicalStorage } from './storage/logical';
 
-const PREFIX = 'sys/policy/';
+/** Where the root namespace keeps its policies; other namespaces pass their own prefix. */
+export const ROOT_POLICY_PREFIX = 'sys/policy/';
 const ROOT = 'root';
 const ACL_CACHE_LIMIT = 1024;
 
@@ -22,11 +23,11 @@ export class PolicyStore {
    */
   private generation = 0;
 
-  constructor(private readonly storage: LogicalStorage) {}
+  constructor(private readonly storage: LogicalStorage, private readonly prefix = ROOT_POLICY_PREFIX) {}
 
   /** Writes the built-in `default` policy on a new cluster. */
   async setup(): Promise<void> {
-    if (!(await this.storage.get(PREFIX + DEFAULT_POLICY_NAME))) await this.write(DEFAULT_POLICY_NAME, DEFAULT_POLICY_TEXT);
+    if (!(await this.storage.get(this.prefix + DEFAULT_POLICY_NAME))) await this.write(DEFAULT_POLICY_NAME, DEFAULT_POLICY_TEXT);
   }
 
   clear(): void {
@@ -39,7 +40,7 @@ export class PolicyStore {
     const key = normalizePolicyName(name);
     if (this.parsed.has(key)) return this.parsed.get(key) ?? null;
     const generation = this.generation;
-    const raw = await this.storage.get(PREFIX + key);
+    const raw = await this.storage.get(this.prefix + key);
     const policy = raw ? await parsePolicy(key, raw.toString('utf8')) : null;
     if (generation === this.generation) this.parsed.set(key, policy);
     return policy;
@@ -47,7 +48,7 @@ export class PolicyStore {
 
   async list(): Promise<string[]> {
     // Names may contain '/', so a policy can sit in a folder of the store.
-    const names = (await collectKeys(this.storage, PREFIX)).map((k) => k.slice(PREFIX.length));
+    const names = (await collectKeys(this.storage, this.prefix)).map((k) => k.slice(this.prefix.length));
     return [...new Set([...names, ROOT])].sort();
   }
 
@@ -56,7 +57,7 @@ export class PolicyStore {
     validatePolicyName(name);
     if (name === ROOT) throw new BadRequestError('cannot update the "root" policy');
     const policy = await parsePolicy(name, text);
-    await this.storage.put(PREFIX + name, Buffer.from(text));
+    await this.storage.put(this.prefix + name, Buffer.from(text));
     this.generation++;
     this.parsed.set(name, policy);
     this.acls.clear();
@@ -65,7 +66,7 @@ export class PolicyStore {
   async delete(rawName: string): Promise<void> {
     const name = normalizePolicyName(rawName);
     if (name === ROOT || name === DEFAULT_POLICY_NAME) throw new BadRequestError(`cannot delete the "${name}" policy`);
-    await this.storage.delete(PREFIX + name);
+    await this.storage.delete(this.prefix + name);
     this.generation++;
     this.parsed.delete(name);
     this.acls.clear();

@@ -49,6 +49,10 @@ export class Backend {
     return includesOp(match.path.def.unauthenticated, op);
   }
 
+  isRestricted(match: PathMatch): boolean {
+    return match.path.def.restricted === true;
+  }
+
   needsSudo(match: PathMatch, op: Operation): boolean {
     return includesOp(match.path.def.sudo, op);
   }

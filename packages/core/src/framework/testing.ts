@@ -28,7 +28,7 @@ export class BackendHarness {
     if (!match) throw new NotFoundError(`unsupported path: ${path}`);
     const req: BackendRequest = {
       id: randomUUID(), operation: op === 'write' ? 'update' : op, path, mount: this.mount,
-      storage: this.storage, data, headers: {}, ...(caller ? { caller } : {}),
+      storage: this.storage, data, headers: {}, namespace: { id: 'root', path: '' }, ...(caller ? { caller } : {}),
     };
     if (op === 'write') req.operation = await this.backend.resolveWrite(match, req);
     this.lastOperation = req.operation;

@@ -46,6 +46,8 @@ export interface BackendRequest {
   headers: Record<string, string | undefined>;
   /** Seconds, when the caller asked for the reply to be wrapped (X-Vault-Wrap-TTL). */
   wrapTtl?: number;
+  /** The namespace the request runs in (`path` is '' for the root namespace). */
+  namespace: { id: string; path: string };
 }
 
 export interface AuthResult {
@@ -112,6 +114,8 @@ export interface PathDefinition {
   unauthenticated?: boolean | readonly Operation[];
   /** Operations that also need the `sudo` capability (true = all). */
   sudo?: boolean | readonly Operation[];
+  /** Answers only in the root namespace (cluster-wide operations such as seal or storage). */
+  restricted?: boolean;
   /** Data keys outside `fields` are the payload (KV); they produce no "ignored" warning. */
   arbitraryFields?: boolean;
   help?: string;

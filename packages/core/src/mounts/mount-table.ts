@@ -62,10 +62,15 @@ export class MountTable {
    */
   private queue: Promise<unknown> = Promise.resolve();
 
-  constructor(readonly kind: TableKind, private readonly barrier: Barrier) {}
+  private readonly storageKey: string;
+
+  /** `storageKey` defaults to the root namespace's table; other namespaces keep their own. */
+  constructor(readonly kind: TableKind, private readonly barrier: Barrier, storageKey?: string) {
+    this.storageKey = storageKey ?? TABLE_KEYS[kind];
+  }
 
   async load(): Promise<void> {
-    const raw = await this.barrier.get(TABLE_KEYS[this.kind]);
+    const raw = await this.barrier.get(this.storageKey);
     this.entries = raw ? (JSON.parse(raw.toString('utf8')) as MountEntry[]) : [];
     this.sort();
   }
@@ -76,7 +81,7 @@ export class MountTable {
   }
 
   private async persist(next: MountEntry[]): Promise<void> {
-    await this.barrier.put(TABLE_KEYS[this.kind], Buffer.from(JSON.stringify(next)));
+    await this.barrier.put(this.storageKey, Buffer.from(JSON.stringify(next)));
     this.entries = next;
     this.sort();
   }

@@ -3,18 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kvEngine } from '@strongroom/engine-kv';
 import { LevelStorage } from '@strongroom/raft';
-import { Core, FakeClock, MemoryStorage, SealedError, silentLogger, type CoreReply, type Operation, type Storage } from '../index';
+import { MemoryStorage, SealedError } from '../index';
+import { callCore, data, newCore, okCore, rig } from '../test-support/core-rig';
 import { Barrier } from './barrier';
 import { Keyring } from './keyring';
 import { combineShares } from './shamir';
-
-function newCore(storage: Storage): Core {
-  return new Core({ storage, clock: new FakeClock(), logger: silentLogger, engines: [kvEngine] });
-}
-
-function call(core: Core, operation: Operation, path: string, data: Record<string, unknown> = {}, token?: string): Promise<CoreReply> {
-  return core.handle({ operation, path, data, ...(token ? { token } : {}) });
-}
 
 async function filesUnder(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -62,87 +55,81 @@ describe('the barrier on disk', () => {
     const secret = 'very-secret-value-4711';
     const v1Secret = 'kv-one-secret-value-0815';
     const storage = await LevelStorage.open(dir);
-    const core = newCore(storage);
-    const { keys, rootToken } = await core.initialize(5, 3);
-    for (const k of keys.slice(0, 3)) await core.unseal(k);
-    expect(core.sealed).toBe(false);
-    const rootKey = await combineShares(keys.slice(1, 4));
-    const dataKey = Buffer.from(core.barrier.keyring().activeTerm.key);
+    const r = await rig({ storage, shares: 5, threshold: 3, engines: [kvEngine] });
+    expect(r.core.sealed).toBe(false);
+    const rootKey = await combineShares(r.keys.slice(1, 4));
+    const dataKey = Buffer.from(r.core.barrier.keyring().activeTerm.key);
 
-    await call(core, 'update', 'sys/mounts/secret', { type: 'kv', options: { version: '2' } }, rootToken);
-    await call(core, 'update', 'sys/mounts/kv1', { type: 'kv' }, rootToken);
-    await call(core, 'update', 'secret/data/app/db', { data: { password: secret } }, rootToken);
-    await call(core, 'update', 'kv1/app/db', { password: v1Secret }, rootToken);
-    const child = await call(core, 'update', 'auth/token/create', { policies: ['default'] }, rootToken);
-    const childToken = (child.body as { auth: { client_token: string; accessor: string } }).auth;
+    await r.ok('update', 'sys/mounts/secret', r.root, { type: 'kv', options: { version: '2' } });
+    await r.ok('update', 'sys/mounts/kv1', r.root, { type: 'kv' });
+    await r.ok('update', 'secret/data/app/db', r.root, { data: { password: secret } });
+    await r.ok('update', 'kv1/app/db', r.root, { password: v1Secret });
+    const childToken = await r.token(r.root, { policies: ['default'] });
     // Rotation adds a second data key, which must not leak either.
-    await call(core, 'update', 'sys/rotate', {}, rootToken);
-    const secondDataKey = Buffer.from(core.barrier.keyring().activeTerm.key);
+    await r.ok('update', 'sys/rotate', r.root);
+    const secondDataKey = Buffer.from(r.core.barrier.keyring().activeTerm.key);
     expect(secondDataKey.equals(dataKey)).toBe(false);
-    await call(core, 'update', 'secret/data/app/after-rotation', { data: { password: secret } }, rootToken);
+    await r.ok('update', 'secret/data/app/after-rotation', r.root, { data: { password: secret } });
 
     // A value written below the barrier on purpose shows that the scan would see a plaintext.
     await storage.put('canary', Buffer.from('plaintext-canary-9876'));
 
-    expect((await call(core, 'read', 'secret/data/app/db', {}, rootToken)).status).toBe(200);
-    await core.close();
+    expect((await r.call('read', 'secret/data/app/db', r.root)).status).toBe(200);
+    await r.core.close();
 
     const needles: Record<string, Buffer> = {
       'secret value': Buffer.from(secret),
       'kv v1 secret value': Buffer.from(v1Secret),
-      'root token': Buffer.from(rootToken),
+      'root token': Buffer.from(r.root),
       'child token': Buffer.from(childToken.client_token),
       'child accessor': Buffer.from(childToken.accessor),
       ...encodings('root key', rootKey),
       ...encodings('data key term 1', dataKey),
       ...encodings('data key term 2', secondDataKey),
     };
-    keys.forEach((k, i) => Object.assign(needles, encodings(`unseal key ${i}`, k)));
+    r.keys.forEach((k, i) => Object.assign(needles, encodings(`unseal key ${i}`, k)));
     expect(await findOnDisk(dir, { canary: Buffer.from('plaintext-canary-9876') })).not.toEqual([]);
     expect(await findOnDisk(dir, needles)).toEqual([]);
 
     // And the data is all there after a restart.
     const reopened = await LevelStorage.open(dir);
-    const again = newCore(reopened);
+    const again = newCore({ storage: reopened, engines: [kvEngine] });
     try {
-      for (const k of [keys[4], keys[0], keys[2]]) await again.unseal(k as Buffer);
-      const read = await call(again, 'read', 'secret/data/app/db', {}, rootToken);
-      expect((read.body as { data: { data: unknown } }).data.data).toEqual({ password: secret });
-      const readNew = await call(again, 'read', 'secret/data/app/after-rotation', {}, rootToken);
-      expect((readNew.body as { data: { data: unknown } }).data.data).toEqual({ password: secret });
-      expect((await call(again, 'read', 'kv1/app/db', {}, rootToken)).body).toMatchObject({ data: { password: v1Secret } });
-      expect((await call(again, 'read', 'auth/token/lookup-self', {}, childToken.client_token)).status).toBe(200);
+      for (const k of [r.keys[4], r.keys[0], r.keys[2]]) await again.unseal(k as Buffer);
+      const read = await okCore(again, 'read', 'secret/data/app/db', r.root);
+      expect(data(read)['data']).toEqual({ password: secret });
+      const readNew = await okCore(again, 'read', 'secret/data/app/after-rotation', r.root);
+      expect(data(readNew)['data']).toEqual({ password: secret });
+      expect((await okCore(again, 'read', 'kv1/app/db', r.root)).body).toMatchObject({ data: { password: v1Secret } });
+      expect((await callCore(again, 'read', 'auth/token/lookup-self', childToken.client_token)).status).toBe(200);
     } finally {
       await again.close();
     }
   });
 
   it('refuses a ciphertext moved to another key on disk while the server was down', async () => {
-    let storage = await LevelStorage.open(dir);
-    let core = newCore(storage);
-    const { keys, rootToken } = await core.initialize(1, 1);
-    await core.unseal(keys[0] as Buffer);
-    await call(core, 'update', 'sys/mounts/secret', { type: 'kv-v2' }, rootToken);
-    await call(core, 'update', 'secret/data/a', { data: { v: 'a' } }, rootToken);
-    await call(core, 'update', 'secret/data/b', { data: { v: 'b' } }, rootToken);
-    const uuid = core.mounts.get('secret/')?.uuid as string;
+    const r = await rig({ storage: await LevelStorage.open(dir), engines: [kvEngine] });
+    await r.ok('update', 'sys/mounts/secret', r.root, { type: 'kv-v2' });
+    await r.ok('update', 'secret/data/a', r.root, { data: { v: 'a' } });
+    await r.ok('update', 'secret/data/b', r.root, { data: { v: 'b' } });
+    const uuid = r.core.mounts.get('secret/')?.uuid as string;
     const keyA = `logical/${uuid}/meta/a`;
     const keyB = `logical/${uuid}/meta/b`;
-    expect(await core.barrier.list(`logical/${uuid}/meta/`)).toEqual(['a', 'b']);
-    await core.close();
+    expect(await r.core.barrier.list(`logical/${uuid}/meta/`)).toEqual(['a', 'b']);
+    await r.core.close();
 
     // An attacker with the disk swaps one secret's ciphertext in for another's.
-    storage = await LevelStorage.open(dir);
+    let storage = await LevelStorage.open(dir);
     await storage.put(keyB, (await storage.get(keyA)) as Buffer);
     await storage.close();
 
     storage = await LevelStorage.open(dir);
-    core = newCore(storage);
+    const core = newCore({ storage, engines: [kvEngine] });
     try {
-      await core.unseal(keys[0] as Buffer);
+      await core.unseal(r.key);
       await expect(core.barrier.get(keyB)).rejects.toThrow();
-      await expect(call(core, 'read', 'secret/data/b', {}, rootToken)).rejects.toThrow();
-      expect((await call(core, 'read', 'secret/data/a', {}, rootToken)).status).toBe(200);
+      await expect(callCore(core, 'read', 'secret/data/b', r.root)).rejects.toThrow();
+      expect((await callCore(core, 'read', 'secret/data/a', r.root)).status).toBe(200);
       expect(await core.barrier.get(keyA)).not.toBeNull();
     } finally {
       await core.close();

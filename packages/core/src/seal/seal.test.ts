@@ -1,26 +1,8 @@
 import { kvEngine } from '@strongroom/engine-kv';
-import { Core, FakeClock, MemoryStorage, silentLogger, StrongroomError, type CoreReply, type Operation, type Storage } from '../index';
+import { MemoryStorage, type Core, type Operation } from '../index';
+import { callCore, failure, newCore, okCore, rig, type Body } from '../test-support/core-rig';
 
-function newCore(storage: Storage = new MemoryStorage()): Core {
-  return new Core({ storage, clock: new FakeClock(), logger: silentLogger, engines: [kvEngine] });
-}
-
-function call(core: Core, operation: Operation, path: string, data: Record<string, unknown> = {}, token?: string): Promise<CoreReply> {
-  return core.handle({ operation, path, data, ...(token ? { token } : {}) });
-}
-
-async function failure(promise: Promise<unknown>): Promise<StrongroomError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof StrongroomError) return err;
-    throw err;
-  }
-  throw new Error('expected the request to fail');
-}
-
-type Body = Record<string, unknown>;
-const body = (r: CoreReply) => r.body as Body;
+const KV = { engines: [kvEngine] };
 
 interface InitReply {
   keys: string[];
@@ -29,27 +11,27 @@ interface InitReply {
 }
 
 async function initViaApi(core: Core, shares: number, threshold: number): Promise<InitReply> {
-  const reply = await call(core, 'update', 'sys/init', { secret_shares: shares, secret_threshold: threshold });
+  const reply = await callCore(core, 'update', 'sys/init', undefined, { secret_shares: shares, secret_threshold: threshold });
   expect(reply.status).toBe(200);
   return reply.body as InitReply;
 }
 
 async function unsealWith(core: Core, key: string): Promise<Body> {
-  const reply = await call(core, 'update', 'sys/unseal', { key });
+  const reply = await callCore(core, 'update', 'sys/unseal', undefined, { key });
   expect(reply.status).toBe(200);
-  return body(reply);
+  return reply.body;
 }
 
 describe('sys/init', () => {
   it('reports an uninitialized server on GET and an initialized one after init', async () => {
-    const core = newCore();
-    expect((await call(core, 'read', 'sys/init')).body).toEqual({ initialized: false });
+    const core = newCore(KV);
+    expect((await okCore(core, 'read', 'sys/init', undefined)).body).toEqual({ initialized: false });
     await initViaApi(core, 1, 1);
-    expect((await call(core, 'read', 'sys/init')).body).toEqual({ initialized: true });
+    expect((await okCore(core, 'read', 'sys/init', undefined)).body).toEqual({ initialized: true });
   });
 
   it('returns the key shares as hex and base64 and a root token, and leaves the server sealed', async () => {
-    const core = newCore();
+    const core = newCore(KV);
     const init = await initViaApi(core, 5, 3);
     expect(init.keys).toHaveLength(5);
     expect(init.keys_base64).toHaveLength(5);
@@ -59,7 +41,7 @@ describe('sys/init', () => {
     expect(new Set(init.keys).size).toBe(5);
     expect(init.root_token).toMatch(/^hvs\./);
     expect(core.sealed).toBe(true);
-    const status = body(await call(core, 'read', 'sys/seal-status'));
+    const status = (await okCore(core, 'read', 'sys/seal-status', undefined)).body;
     expect(status).toMatchObject({ initialized: true, sealed: true, t: 3, n: 5, progress: 0 });
   });
 
@@ -73,15 +55,15 @@ describe('sys/init', () => {
     [{ secret_shares: 'many', secret_threshold: 1 }, 'secret_shares'],
     [{ secret_threshold: 1 }, 'secret_shares'],
   ])('rejects %j with a 400 naming %s and stays uninitialized', async (data, field) => {
-    const core = newCore();
-    const err = await failure(call(core, 'update', 'sys/init', data));
+    const core = newCore(KV);
+    const err = await failure(callCore(core, 'update', 'sys/init', undefined, data));
     expect(err.status).toBe(400);
     expect(err.message).toContain(field);
-    expect((await call(core, 'read', 'sys/init')).body).toEqual({ initialized: false });
+    expect((await okCore(core, 'read', 'sys/init', undefined)).body).toEqual({ initialized: false });
   });
 
   it('accepts the largest allowed number of shares', async () => {
-    const core = newCore();
+    const core = newCore(KV);
     const init = await initViaApi(core, 255, 2);
     expect(init.keys).toHaveLength(255);
     await unsealWith(core, init.keys[254] as string);
@@ -89,30 +71,30 @@ describe('sys/init', () => {
   });
 
   it('refuses a second init with a 400, sealed or unsealed, and keeps the first keys working', async () => {
-    const core = newCore();
+    const core = newCore(KV);
     const init = await initViaApi(core, 1, 1);
-    const sealedErr = await failure(call(core, 'update', 'sys/init', { secret_shares: 1, secret_threshold: 1 }));
+    const sealedErr = await failure(callCore(core, 'update', 'sys/init', undefined, { secret_shares: 1, secret_threshold: 1 }));
     expect(sealedErr.status).toBe(400);
     expect(sealedErr.message).toMatch(/already initialized/);
     await unsealWith(core, init.keys[0] as string);
-    const unsealedErr = await failure(call(core, 'update', 'sys/init', { secret_shares: 1, secret_threshold: 1 }));
+    const unsealedErr = await failure(callCore(core, 'update', 'sys/init', undefined, { secret_shares: 1, secret_threshold: 1 }));
     expect(unsealedErr.status).toBe(400);
     expect(unsealedErr.message).toMatch(/already initialized/);
-    expect((await call(core, 'read', 'sys/mounts', {}, init.root_token)).status).toBe(200);
+    expect((await callCore(core, 'read', 'sys/mounts', init.root_token)).status).toBe(200);
   });
 
   it('refuses PGP-encrypted shares rather than returning them unencrypted', async () => {
-    const core = newCore();
-    const err = await failure(call(core, 'update', 'sys/init', { secret_shares: 1, secret_threshold: 1, pgp_keys: ['abc'] }));
+    const core = newCore(KV);
+    const err = await failure(callCore(core, 'update', 'sys/init', undefined, { secret_shares: 1, secret_threshold: 1, pgp_keys: ['abc'] }));
     expect(err.status).toBe(400);
     expect(err.message).toContain('pgp_keys');
-    expect((await call(core, 'read', 'sys/init')).body).toEqual({ initialized: false });
+    expect((await okCore(core, 'read', 'sys/init', undefined)).body).toEqual({ initialized: false });
   });
 });
 
 describe('sys/unseal', () => {
   it('unseals with a single hex key', async () => {
-    const core = newCore();
+    const core = newCore(KV);
     const init = await initViaApi(core, 1, 1);
     const status = await unsealWith(core, init.keys[0] as string);
     expect(status).toMatchObject({ sealed: false, t: 1, n: 1, progress: 0, nonce: '' });
@@ -120,27 +102,27 @@ describe('sys/unseal', () => {
   });
 
   it('unseals with a single base64 key', async () => {
-    const core = newCore();
+    const core = newCore(KV);
     const init = await initViaApi(core, 1, 1);
     expect((await unsealWith(core, init.keys_base64[0] as string))['sealed']).toBe(false);
   });
 
   it('reports progress and a stable nonce while collecting shares, and clears both when done', async () => {
-    const core = newCore();
+    const core = newCore(KV);
     const init = await initViaApi(core, 5, 3);
     const first = await unsealWith(core, init.keys[0] as string);
     expect(first).toMatchObject({ sealed: true, t: 3, n: 5, progress: 1 });
     expect(first['nonce']).toMatch(/^[0-9a-f-]{36}$/);
     const second = await unsealWith(core, init.keys_base64[1] as string);
     expect(second).toMatchObject({ sealed: true, progress: 2, nonce: first['nonce'] });
-    const status = body(await call(core, 'read', 'sys/seal-status'));
+    const status = (await okCore(core, 'read', 'sys/seal-status', undefined)).body;
     expect(status).toMatchObject({ sealed: true, progress: 2, nonce: first['nonce'] });
     const third = await unsealWith(core, init.keys[2] as string);
     expect(third).toMatchObject({ sealed: false, progress: 0, nonce: '' });
   });
 
   it('does not count the same share twice, in hex or base64', async () => {
-    const core = newCore();
+    const core = newCore(KV);
     const init = await initViaApi(core, 3, 2);
     await unsealWith(core, init.keys[1] as string);
     expect((await unsealWith(core, init.keys[1] as string))).toMatchObject({ sealed: true, progress: 1 });
@@ -149,11 +131,11 @@ describe('sys/unseal', () => {
   });
 
   it('forgets the collected shares on reset', async () => {
-    const core = newCore();
+    const core = newCore(KV);
     const init = await initViaApi(core, 3, 2);
     const first = await unsealWith(core, init.keys[0] as string);
     expect(first['progress']).toBe(1);
-    const reset = body(await call(core, 'update', 'sys/unseal', { reset: true }));
+    const reset = (await okCore(core, 'update', 'sys/unseal', undefined, { reset: true })).body;
     expect(reset).toMatchObject({ sealed: true, progress: 0, nonce: '' });
     // One more share alone no longer reaches the threshold.
     expect(await unsealWith(core, init.keys[1] as string)).toMatchObject({ sealed: true, progress: 1 });
@@ -161,81 +143,81 @@ describe('sys/unseal', () => {
   });
 
   it('unseals 3-of-5 with any three distinct shares, in any order', async () => {
-    const core = newCore();
+    const core = newCore(KV);
     const init = await initViaApi(core, 5, 3);
     const combos = [[0, 1, 2], [4, 3, 2], [0, 2, 4], [1, 3, 4], [3, 0, 1]];
     for (const combo of combos) {
       expect(core.sealed).toBe(true);
       for (const i of combo) await unsealWith(core, init.keys[i] as string);
       expect(core.sealed).toBe(false);
-      await call(core, 'update', 'sys/seal', {}, init.root_token);
+      await okCore(core, 'update', 'sys/seal', init.root_token);
     }
   });
 
   it('rejects shares of another cluster with a 400 once the threshold is reached, and resets progress', async () => {
-    const core = newCore();
-    const other = newCore();
+    const core = newCore(KV);
+    const other = newCore(KV);
     const init = await initViaApi(core, 3, 2);
     const foreign = await initViaApi(other, 3, 2);
     await unsealWith(core, init.keys[0] as string);
-    const err = await failure(call(core, 'update', 'sys/unseal', { key: foreign.keys[1] }));
+    const err = await failure(callCore(core, 'update', 'sys/unseal', undefined, { key: foreign.keys[1] }));
     expect(err.status).toBe(400);
     expect(err.message).toMatch(/unseal failed/);
     expect(core.sealed).toBe(true);
-    expect(body(await call(core, 'read', 'sys/seal-status'))).toMatchObject({ sealed: true, progress: 0, nonce: '' });
+    expect((await okCore(core, 'read', 'sys/seal-status', undefined)).body).toMatchObject({ sealed: true, progress: 0, nonce: '' });
     // The right shares still work afterwards.
     await unsealWith(core, init.keys[2] as string);
     expect((await unsealWith(core, init.keys[1] as string))['sealed']).toBe(false);
   });
 
   it('rejects a single-share key of another cluster', async () => {
-    const core = newCore();
-    const other = newCore();
+    const core = newCore(KV);
+    const other = newCore(KV);
     await initViaApi(core, 1, 1);
     const foreign = await initViaApi(other, 1, 1);
-    const err = await failure(call(core, 'update', 'sys/unseal', { key: foreign.keys[0] }));
+    const err = await failure(callCore(core, 'update', 'sys/unseal', undefined, { key: foreign.keys[0] }));
     expect(err.status).toBe(400);
     expect(core.sealed).toBe(true);
   });
 
   it('rejects a key that is neither hex nor base64', async () => {
-    const core = newCore();
+    const core = newCore(KV);
     await initViaApi(core, 3, 2);
-    const err = await failure(call(core, 'update', 'sys/unseal', { key: 'not a key!' }));
+    const err = await failure(callCore(core, 'update', 'sys/unseal', undefined, { key: 'not a key!' }));
     expect(err.status).toBe(400);
     expect(err.message).toContain('"key"');
   });
 
   it('rejects a key of the wrong length without counting it', async () => {
-    const core = newCore();
+    const core = newCore(KV);
     const init = await initViaApi(core, 3, 2);
-    const err = await failure(call(core, 'update', 'sys/unseal', { key: 'abcd' }));
+    const err = await failure(callCore(core, 'update', 'sys/unseal', undefined, { key: 'abcd' }));
     expect(err.status).toBe(400);
     expect(err.message).toContain('"key"');
-    expect(body(await call(core, 'read', 'sys/seal-status'))['progress']).toBe(0);
+    expect((await okCore(core, 'read', 'sys/seal-status', undefined)).body['progress']).toBe(0);
     // A truncated real share is refused too.
     const short = (init.keys[0] as string).slice(0, 64);
-    expect((await failure(call(core, 'update', 'sys/unseal', { key: short }))).status).toBe(400);
-    expect(body(await call(core, 'read', 'sys/seal-status'))['progress']).toBe(0);
+    expect((await failure(callCore(core, 'update', 'sys/unseal', undefined, { key: short }))).status).toBe(400);
+    expect((await okCore(core, 'read', 'sys/seal-status', undefined)).body['progress']).toBe(0);
   });
 
   it('requires a key or reset', async () => {
-    const core = newCore();
+    const core = newCore(KV);
     await initViaApi(core, 1, 1);
-    const err = await failure(call(core, 'update', 'sys/unseal', {}));
+    const err = await failure(callCore(core, 'update', 'sys/unseal', undefined));
     expect(err.status).toBe(400);
     expect(err.message).toContain('key');
   });
 
   it('refuses to unseal an uninitialized server', async () => {
-    const core = newCore();
-    const err = await failure(call(core, 'update', 'sys/unseal', { key: 'aa'.repeat(32) }));
+    const core = newCore(KV);
+    const err = await failure(callCore(core, 'update', 'sys/unseal', undefined, { key: 'aa'.repeat(32) }));
     expect(err.status).toBe(400);
     expect(err.message).toMatch(/not initialized/);
   });
 
   it('answers an unseal of an already unsealed server with its status', async () => {
-    const core = newCore();
+    const core = newCore(KV);
     const init = await initViaApi(core, 1, 1);
     await unsealWith(core, init.keys[0] as string);
     expect(await unsealWith(core, init.keys[0] as string)).toMatchObject({ sealed: false, progress: 0 });
@@ -260,85 +242,72 @@ describe('sealed and uninitialized servers', () => {
   ];
 
   it.each(otherPaths)('answers %s %s with 503 "sealed" while sealed', async (operation, path) => {
-    const core = newCore();
+    const core = newCore(KV);
     const init = await initViaApi(core, 1, 1);
-    const err = await failure(call(core, operation, path, {}, init.root_token));
+    const err = await failure(callCore(core, operation, path, init.root_token));
     expect(err.status).toBe(503);
     expect(err.message).toMatch(/sealed/i);
   });
 
   it.each(otherPaths)('answers %s %s with 503 "not initialized" before init', async (operation, path) => {
-    const core = newCore();
-    const err = await failure(call(core, operation, path));
+    const core = newCore(KV);
+    const err = await failure(callCore(core, operation, path, undefined));
     expect(err.status).toBe(503);
     expect(err.message).toMatch(/not (yet )?initialized/i);
   });
 
   it('still answers the paths a sealed server serves', async () => {
-    const core = newCore();
+    const core = newCore(KV);
     await initViaApi(core, 1, 1);
-    expect((await call(core, 'read', 'sys/seal-status')).status).toBe(200);
-    expect((await call(core, 'read', 'sys/init')).status).toBe(200);
-    expect((await call(core, 'read', 'sys/health')).status).toBe(503);
-    expect((await call(core, 'read', 'sys/leader')).status).toBe(200);
+    expect((await callCore(core, 'read', 'sys/seal-status', undefined)).status).toBe(200);
+    expect((await callCore(core, 'read', 'sys/init', undefined)).status).toBe(200);
+    expect((await callCore(core, 'read', 'sys/health', undefined)).status).toBe(503);
+    expect((await callCore(core, 'read', 'sys/leader', undefined)).status).toBe(200);
   });
 
   it('becomes sealed again after a restart over the same storage', async () => {
     const storage = new MemoryStorage();
-    const core = newCore(storage);
+    const core = newCore({ ...KV, storage });
     const init = await initViaApi(core, 1, 1);
     await unsealWith(core, init.keys[0] as string);
-    const restarted = newCore(storage);
+    const restarted = newCore({ ...KV, storage });
     expect(restarted.sealed).toBe(true);
-    expect(body(await call(restarted, 'read', 'sys/seal-status'))).toMatchObject({ initialized: true, sealed: true, t: 1, n: 1 });
+    expect((await okCore(restarted, 'read', 'sys/seal-status', undefined)).body).toMatchObject({ initialized: true, sealed: true, t: 1, n: 1 });
     await unsealWith(restarted, init.keys[0] as string);
     expect(restarted.sealed).toBe(false);
   });
 });
 
 describe('sys/seal', () => {
-  async function unsealed() {
-    const core = newCore();
-    const init = await initViaApi(core, 1, 1);
-    await unsealWith(core, init.keys[0] as string);
-    return { core, init };
-  }
-
-  async function tokenWith(core: Core, root: string, policy: string): Promise<string> {
-    await call(core, 'update', 'sys/policies/acl/sealer', { policy }, root);
-    const reply = await call(core, 'update', 'auth/token/create', { policies: ['sealer'] }, root);
-    return ((reply.body as { auth: { client_token: string } }).auth).client_token;
-  }
-
   it('seals the server for the root token with a 204', async () => {
-    const { core, init } = await unsealed();
-    const reply = await call(core, 'update', 'sys/seal', {}, init.root_token);
+    const r = await rig(KV);
+    const reply = await r.call('update', 'sys/seal', r.root);
     expect(reply.status).toBe(204);
-    expect(core.sealed).toBe(true);
-    expect((await failure(call(core, 'read', 'sys/mounts', {}, init.root_token))).status).toBe(503);
+    expect(r.core.sealed).toBe(true);
+    expect((await failure(r.call('read', 'sys/mounts', r.root))).status).toBe(503);
     // The key still unseals it.
-    await unsealWith(core, init.keys[0] as string);
-    expect(core.sealed).toBe(false);
+    await unsealWith(r.core, r.key.toString('hex'));
+    expect(r.core.sealed).toBe(false);
   });
 
   it('refuses a token granted update on sys/seal but not sudo', async () => {
-    const { core, init } = await unsealed();
-    const token = await tokenWith(core, init.root_token, 'path "sys/seal" { capabilities = ["update"] }');
-    const err = await failure(call(core, 'update', 'sys/seal', {}, token));
+    const r = await rig(KV);
+    const token = await r.tokenWithPolicy('sealer', 'path "sys/seal" { capabilities = ["update"] }');
+    const err = await failure(r.call('update', 'sys/seal', token));
     expect(err.status).toBe(403);
-    expect(core.sealed).toBe(false);
+    expect(r.core.sealed).toBe(false);
   });
 
   it('lets a token with update and sudo on sys/seal seal the server', async () => {
-    const { core, init } = await unsealed();
-    const token = await tokenWith(core, init.root_token, 'path "sys/seal" { capabilities = ["update", "sudo"] }');
-    expect((await call(core, 'update', 'sys/seal', {}, token)).status).toBe(204);
-    expect(core.sealed).toBe(true);
+    const r = await rig(KV);
+    const token = await r.tokenWithPolicy('sealer', 'path "sys/seal" { capabilities = ["update", "sudo"] }');
+    expect((await r.call('update', 'sys/seal', token)).status).toBe(204);
+    expect(r.core.sealed).toBe(true);
   });
 
   it('refuses a request without a token', async () => {
-    const { core } = await unsealed();
-    expect((await failure(call(core, 'update', 'sys/seal'))).status).toBe(403);
-    expect(core.sealed).toBe(false);
+    const r = await rig(KV);
+    expect((await failure(r.call('update', 'sys/seal', undefined))).status).toBe(403);
+    expect(r.core.sealed).toBe(false);
   });
 });

@@ -1,63 +1,37 @@
 import { kvEngine } from '@strongroom/engine-kv';
-import { Core, FakeClock, MemoryStorage, silentLogger, StrongroomError, type CoreReply, type Operation } from '../index';
+import { data, rig, type Body, type Rig } from '../test-support/core-rig';
 
 /** End-to-end ACL checks through `core.handle`: policy, token, router, KV engine. */
 
-function call(core: Core, operation: Operation, path: string, data: Record<string, unknown> = {}, token?: string): Promise<CoreReply> {
-  return core.handle({ operation, path, data, ...(token ? { token } : {}) });
-}
-
-/** The HTTP status a request ends with, whether it answered or threw. */
-async function statusOf(promise: Promise<CoreReply>): Promise<number> {
-  try {
-    return (await promise).status;
-  } catch (err) {
-    if (err instanceof StrongroomError) return err.status;
-    throw err;
-  }
-}
-
-type Body = Record<string, unknown>;
-const data = (r: CoreReply) => (r.body as { data: Body }).data;
-
-let core: Core;
-let root: string;
+let r: Rig;
 let counter = 0;
 
 beforeAll(async () => {
-  core = new Core({ storage: new MemoryStorage(), clock: new FakeClock(), logger: silentLogger, engines: [kvEngine] });
-  const init = await core.initialize(1, 1);
-  root = init.rootToken;
-  await core.unseal(init.keys[0] as Buffer);
-  await call(core, 'update', 'sys/mounts/secret', { type: 'kv', options: { version: '2' } }, root);
+  r = await rig({ engines: [kvEngine] });
+  await r.ok('update', 'sys/mounts/secret', r.root, { type: 'kv', options: { version: '2' } });
 });
 
 async function tokenWith(policies: Record<string, string>): Promise<string> {
   const names: string[] = [];
   for (const [name, text] of Object.entries(policies)) {
     const unique = `${name}-${++counter}`;
-    await call(core, 'update', `sys/policies/acl/${unique}`, { policy: text }, root);
+    await r.policy(unique, text);
     names.push(unique);
   }
-  const reply = await call(core, 'update', 'auth/token/create', { policies: names }, root);
-  return (reply.body as { auth: { client_token: string } }).auth.client_token;
+  return (await r.token(r.root, { policies: names })).client_token;
 }
 
 async function seed(path: string, value: Body = { v: 1 }): Promise<void> {
-  await call(core, 'update', `secret/data/${path}`, { data: value }, root);
+  await r.ok('update', `secret/data/${path}`, r.root, { data: value });
 }
 
 async function currentVersion(path: string): Promise<number | null> {
-  try {
-    const reply = await call(core, 'read', `secret/metadata/${path}`, {}, root);
-    return data(reply)['current_version'] as number;
-  } catch {
-    return null;
-  }
+  const reply = await r.call('read', `secret/metadata/${path}`, r.root);
+  return reply.status === 200 ? (data(reply)['current_version'] as number) : null;
 }
 
 async function isLive(path: string): Promise<boolean> {
-  return (await statusOf(call(core, 'read', `secret/data/${path}`, {}, root))) === 200;
+  return (await r.call('read', `secret/data/${path}`, r.root)).status === 200;
 }
 
 type Attempt = 'create' | 'update' | 'read' | 'patch' | 'delete' | 'list';
@@ -73,41 +47,41 @@ async function attempt(kind: Attempt, token: string, tag: string): Promise<boole
   const path = `${dir}/${kind}`;
   switch (kind) {
     case 'create': {
-      const status = await statusOf(call(core, 'update', `secret/data/${path}`, { data: { v: 'new' } }, token));
+      const status = (await r.call('update', `secret/data/${path}`, token, { data: { v: 'new' } })).status;
       expect(await currentVersion(path)).toBe(status === 200 ? 1 : null);
       return status !== 403;
     }
     case 'update': {
       await seed(path);
-      const status = await statusOf(call(core, 'update', `secret/data/${path}`, { data: { v: 2 } }, token));
+      const status = (await r.call('update', `secret/data/${path}`, token, { data: { v: 2 } })).status;
       expect(await currentVersion(path)).toBe(status === 200 ? 2 : 1);
       return status !== 403;
     }
     case 'read': {
       await seed(path, { v: 'readable' });
-      const reply = call(core, 'read', `secret/data/${path}`, {}, token);
-      const status = await statusOf(reply);
-      if (status === 200) expect(data(await reply)['data']).toEqual({ v: 'readable' });
+      const reply = await r.call('read', `secret/data/${path}`, token);
+      const status = reply.status;
+      if (status === 200) expect(data(reply)['data']).toEqual({ v: 'readable' });
       return status !== 403;
     }
     case 'patch': {
       await seed(path, { a: 1 });
-      const status = await statusOf(call(core, 'patch', `secret/data/${path}`, { data: { b: 2 }, options: {} }, token));
+      const status = (await r.call('patch', `secret/data/${path}`, token, { data: { b: 2 }, options: {} })).status;
       expect(await currentVersion(path)).toBe(status === 200 ? 2 : 1);
-      if (status === 200) expect(data(await call(core, 'read', `secret/data/${path}`, {}, root))['data']).toEqual({ a: 1, b: 2 });
+      if (status === 200) expect(data(await r.ok('read', `secret/data/${path}`, r.root))['data']).toEqual({ a: 1, b: 2 });
       return status !== 403;
     }
     case 'delete': {
       await seed(path);
-      const status = await statusOf(call(core, 'delete', `secret/data/${path}`, {}, token));
+      const status = (await r.call('delete', `secret/data/${path}`, token)).status;
       expect(await isLive(path)).toBe(status === 403);
       return status !== 403;
     }
     case 'list': {
       await seed(path);
-      const reply = call(core, 'list', `secret/metadata/${dir}/`, {}, token);
-      const status = await statusOf(reply);
-      if (status === 200) expect(data(await reply)['keys']).toContain('list');
+      const reply = await r.call('list', `secret/metadata/${dir}/`, token);
+      const status = reply.status;
+      if (status === 200) expect(data(reply)['keys']).toContain('list');
       return status !== 403;
     }
   }
@@ -136,7 +110,7 @@ describe('one capability at a time on secret/data/matrix* and secret/metadata/ma
 
   it('the root token can do everything', async () => {
     const allowed: Attempt[] = [];
-    for (const kind of ATTEMPTS) if (await attempt(kind, root, 'root')) allowed.push(kind);
+    for (const kind of ATTEMPTS) if (await attempt(kind, r.root, 'root')) allowed.push(kind);
     expect(allowed).toEqual([...ATTEMPTS]);
   });
 
@@ -153,44 +127,41 @@ describe('one capability at a time on secret/data/matrix* and secret/metadata/ma
   it('outside the granted paths nothing is allowed', async () => {
     const token = await tokenWith({ narrow: 'path "secret/data/matrix*" { capabilities = ["create", "read", "update", "patch", "delete"] }' });
     await seed('elsewhere/x');
-    expect(await statusOf(call(core, 'read', 'secret/data/elsewhere/x', {}, token))).toBe(403);
-    expect(await statusOf(call(core, 'update', 'secret/data/elsewhere/x', { data: { v: 9 } }, token))).toBe(403);
-    expect(await statusOf(call(core, 'read', 'secret/metadata/matrix/x', {}, token))).toBe(403);
-    expect(await statusOf(call(core, 'delete', 'secret/metadata/matrix/x', {}, token))).toBe(403);
+    expect((await r.call('read', 'secret/data/elsewhere/x', token)).status).toBe(403);
+    expect((await r.call('update', 'secret/data/elsewhere/x', token, { data: { v: 9 } })).status).toBe(403);
+    expect((await r.call('read', 'secret/metadata/matrix/x', token)).status).toBe(403);
+    expect((await r.call('delete', 'secret/metadata/matrix/x', token)).status).toBe(403);
     expect(await currentVersion('elsewhere/x')).toBe(1);
   });
 });
 
 describe('deny by default', () => {
   it('refuses a token with only the default policy everywhere under secret/', async () => {
-    const reply = await call(core, 'update', 'auth/token/create', { policies: ['default'] }, root);
-    const token = (reply.body as { auth: { client_token: string; policies: string[] } }).auth;
+    const token = await r.token(r.root, { policies: ['default'] });
     expect(token.policies).toEqual(['default']);
     await seed('default-only/x');
-    expect(await statusOf(call(core, 'read', 'secret/data/default-only/x', {}, token.client_token))).toBe(403);
-    expect(await statusOf(call(core, 'update', 'secret/data/default-only/new', { data: { a: 1 } }, token.client_token))).toBe(403);
-    expect(await statusOf(call(core, 'list', 'secret/metadata/', {}, token.client_token))).toBe(403);
-    expect(await statusOf(call(core, 'read', 'secret/config', {}, token.client_token))).toBe(403);
-    expect(await statusOf(call(core, 'read', 'sys/mounts', {}, token.client_token))).toBe(403);
+    expect((await r.call('read', 'secret/data/default-only/x', token.client_token)).status).toBe(403);
+    expect((await r.call('update', 'secret/data/default-only/new', token.client_token, { data: { a: 1 } })).status).toBe(403);
+    expect((await r.call('list', 'secret/metadata/', token.client_token)).status).toBe(403);
+    expect((await r.call('read', 'secret/config', token.client_token)).status).toBe(403);
+    expect((await r.call('read', 'sys/mounts', token.client_token)).status).toBe(403);
     // What the default policy does grant still works.
-    expect(await statusOf(call(core, 'read', 'auth/token/lookup-self', {}, token.client_token))).toBe(200);
+    expect((await r.call('read', 'auth/token/lookup-self', token.client_token)).status).toBe(200);
   });
 
   it('refuses a request without a token, or with an unknown one', async () => {
     await seed('anon/x');
-    expect(await statusOf(call(core, 'read', 'secret/data/anon/x'))).toBe(403);
-    expect(await statusOf(call(core, 'read', 'secret/data/anon/x', {}, 'hvs.AAAAAAAAAAAAAAAAAAAAAAAA'))).toBe(403);
-    expect(await statusOf(call(core, 'read', 'sys/mounts', {}, 'not-a-token'))).toBe(403);
+    expect((await r.call('read', 'secret/data/anon/x', undefined)).status).toBe(403);
+    expect((await r.call('read', 'secret/data/anon/x', 'hvs.AAAAAAAAAAAAAAAAAAAAAAAA')).status).toBe(403);
+    expect((await r.call('read', 'sys/mounts', 'not-a-token')).status).toBe(403);
   });
 
   it('refuses a token whose policy no longer exists', async () => {
-    await call(core, 'update', 'sys/policies/acl/short-lived', { policy: 'path "secret/data/*" { capabilities = ["read"] }' }, root);
-    const reply = await call(core, 'update', 'auth/token/create', { policies: ['short-lived'] }, root);
-    const token = (reply.body as { auth: { client_token: string } }).auth.client_token;
+    const token = await r.tokenWithPolicy('short-lived', 'path "secret/data/*" { capabilities = ["read"] }');
     await seed('gone/x');
-    expect(await statusOf(call(core, 'read', 'secret/data/gone/x', {}, token))).toBe(200);
-    await call(core, 'delete', 'sys/policies/acl/short-lived', {}, root);
-    expect(await statusOf(call(core, 'read', 'secret/data/gone/x', {}, token))).toBe(403);
+    expect((await r.call('read', 'secret/data/gone/x', token)).status).toBe(200);
+    await r.ok('delete', 'sys/policies/acl/short-lived', r.root);
+    expect((await r.call('read', 'secret/data/gone/x', token)).status).toBe(403);
   });
 });
 
@@ -198,7 +169,7 @@ describe('rule priority', () => {
   /** Whether `token` may read each path (a 404 counts as allowed: the ACL let it through). */
   async function readable(token: string, paths: string[]): Promise<Record<string, boolean>> {
     const out: Record<string, boolean> = {};
-    for (const p of paths) out[p] = (await statusOf(call(core, 'read', `secret/data/${p}`, {}, token))) !== 403;
+    for (const p of paths) out[p] = (await r.call('read', `secret/data/${p}`, token)).status !== 403;
     return out;
   }
 
@@ -257,9 +228,9 @@ describe('deny across policies', () => {
       grants: 'path "secret/data/denied/*" { capabilities = ["create", "read", "update", "delete"] }',
       denies: 'path "secret/data/denied/*" { capabilities = ["deny"] }',
     });
-    expect(await statusOf(call(core, 'read', 'secret/data/denied/x', {}, token))).toBe(403);
-    expect(await statusOf(call(core, 'update', 'secret/data/denied/x', { data: { v: 2 } }, token))).toBe(403);
-    expect(await statusOf(call(core, 'delete', 'secret/data/denied/x', {}, token))).toBe(403);
+    expect((await r.call('read', 'secret/data/denied/x', token)).status).toBe(403);
+    expect((await r.call('update', 'secret/data/denied/x', token, { data: { v: 2 } })).status).toBe(403);
+    expect((await r.call('delete', 'secret/data/denied/x', token)).status).toBe(403);
     expect(await currentVersion('denied/x')).toBe(1);
   });
 
@@ -269,8 +240,8 @@ describe('deny across policies', () => {
       denies: 'path "secret/data/denied2/x" { capabilities = ["deny"] }',
       grants: 'path "secret/data/denied2/x" { capabilities = ["read", "sudo"] }',
     });
-    expect(await statusOf(call(core, 'read', 'secret/data/denied2/x', {}, token))).toBe(403);
-    const caps = await call(core, 'update', 'sys/capabilities-self', { paths: ['secret/data/denied2/x'] }, token);
+    expect((await r.call('read', 'secret/data/denied2/x', token)).status).toBe(403);
+    const caps = await r.ok('update', 'sys/capabilities-self', token, { paths: ['secret/data/denied2/x'] });
     expect(data(caps)['capabilities']).toEqual(['deny']);
   });
 
@@ -281,20 +252,20 @@ describe('deny across policies', () => {
       grants: 'path "secret/data/denied3/*" { capabilities = ["read"] }',
       denies: 'path "secret/data/denied3/secret" { capabilities = ["deny"] }',
     });
-    expect(await statusOf(call(core, 'read', 'secret/data/denied3/secret', {}, token))).toBe(403);
-    expect(await statusOf(call(core, 'read', 'secret/data/denied3/public', {}, token))).toBe(200);
+    expect((await r.call('read', 'secret/data/denied3/secret', token)).status).toBe(403);
+    expect((await r.call('read', 'secret/data/denied3/public', token)).status).toBe(200);
   });
 
   it('a deny together with other capabilities in one stanza still denies', async () => {
     await seed('denied4/x');
     const token = await tokenWith({ mixed: 'path "secret/data/denied4/*" { capabilities = ["read", "deny"] }' });
-    expect(await statusOf(call(core, 'read', 'secret/data/denied4/x', {}, token))).toBe(403);
+    expect((await r.call('read', 'secret/data/denied4/x', token)).status).toBe(403);
   });
 });
 
 describe('sudo through the router', () => {
   it('sudo on a path without the operation\'s own capability grants nothing', async () => {
     const token = await tokenWith({ p: 'path "sys/rotate" { capabilities = ["sudo"] }' });
-    expect(await statusOf(call(core, 'update', 'sys/rotate', {}, token))).toBe(403);
+    expect((await r.call('update', 'sys/rotate', token)).status).toBe(403);
   });
 });

@@ -3,7 +3,7 @@ import type { Core } from '../core';
 import { SYSTEM_MAX_TTL } from '../core';
 import { BadRequestError, NotFoundError, PermissionDeniedError } from '../errors';
 import { convertField, type FieldData, type FieldSchemas } from '../framework/fields';
-import { definePath, type PathDefinition } from '../framework/types';
+import { definePath, type BackendRequest, type PathDefinition } from '../framework/types';
 import { DATA_PREFIX, normalizeMountPath, type MountConfig, type MountEntry, type MountTable, type TableKind } from '../mounts/mount-table';
 import { deleteTree } from '../storage/logical';
 
@@ -85,9 +85,10 @@ const ENABLE_FIELDS: FieldSchemas = {
 };
 
 function groupPaths(core: Core, kind: TableKind): PathDefinition[] {
-  const table: MountTable = kind === 'secret' ? core.mounts : core.auths;
+  const tableOf = (req: BackendRequest): MountTable => (kind === 'secret' ? core.viewOf(req).mounts : core.viewOf(req).auths);
   const root = kind === 'secret' ? 'mounts' : 'auth';
-  const enable = async (rawPath: string, f: FieldData) => {
+  const enable = async (req: BackendRequest, rawPath: string, f: FieldData) => {
+    const table = tableOf(req);
     const path = normalizeMountPath('path', rawPath);
     let type = f.string('type').toLowerCase();
     const options = parseOptions(f);
@@ -113,7 +114,8 @@ function groupPaths(core: Core, kind: TableKind): PathDefinition[] {
     return null;
   };
 
-  const disable = async (rawPath: string) => {
+  const disable = async (req: BackendRequest, rawPath: string) => {
+    const table = tableOf(req);
     const path = normalizeMountPath('path', rawPath);
     const entry = table.get(path);
     if (!entry) return null; // Vault answers 204 for disabling what is not mounted.
@@ -122,12 +124,12 @@ function groupPaths(core: Core, kind: TableKind): PathDefinition[] {
     }
     // Leases end with their mount, through the backend that issued them; if any cannot be
     // revoked the mount stays, so nothing is left behind unrevoked (revoke-force overrides).
-    await core.expiration.revokePrefix(kind === 'auth' ? `auth/${path}` : path);
+    await core.expiration.revokePrefix(`${req.namespace.path}${kind === 'auth' ? `auth/${path}` : path}`);
     // Of two overlapping disables only the one that removed the entry cleans up after it.
     const removed = await table.remove(path);
     if (!removed) return null;
     core.dropInstance(removed.uuid);
-    if (kind === 'auth') await core.tokens.revokeByPath(`auth/${path}`);
+    if (kind === 'auth') await core.tokens.revokeByPath(`auth/${path}`, req.namespace.id);
     await deleteTree(core.barrier, `${DATA_PREFIX[kind]}${removed.uuid}/`);
     return null;
   };
@@ -136,14 +138,14 @@ function groupPaths(core: Core, kind: TableKind): PathDefinition[] {
    * The mount a tune request names. `sys/mounts/auth/<path>/tune` reaches an auth method, as in
    * Vault, where it is the way to tune one without sudo.
    */
-  const tuneTarget = (rawPath: string): { table: MountTable; kind: TableKind; path: string } => {
+  const tuneTarget = (req: BackendRequest, rawPath: string): { table: MountTable; kind: TableKind; path: string } => {
     const path = normalizeMountPath('path', rawPath);
-    if (kind === 'secret' && path.startsWith('auth/')) return { table: core.auths, kind: 'auth', path: normalizeMountPath('path', path.slice(5)) };
-    return { table, kind, path };
+    if (kind === 'secret' && path.startsWith('auth/')) return { table: core.viewOf(req).auths, kind: 'auth', path: normalizeMountPath('path', path.slice(5)) };
+    return { table: tableOf(req), kind, path };
   };
 
-  const tuneRead = (rawPath: string) => {
-    const target = tuneTarget(rawPath);
+  const tuneRead = (req: BackendRequest, rawPath: string) => {
+    const target = tuneTarget(req, rawPath);
     const entry = target.table.get(target.path);
     if (!entry) throw new BadRequestError(`no mount at "${rawPath}"`);
     const settings = core.mountSettings(target.kind, entry);
@@ -157,8 +159,8 @@ function groupPaths(core: Core, kind: TableKind): PathDefinition[] {
     };
   };
 
-  const tuneWrite = async (rawPath: string, f: FieldData) => {
-    const { table: target, path } = tuneTarget(rawPath);
+  const tuneWrite = async (req: BackendRequest, rawPath: string, f: FieldData) => {
+    const { table: target, path } = tuneTarget(req, rawPath);
     if (!target.get(path)) throw new BadRequestError(`no mount at "${path}"`);
     await target.update(path, (e) => {
       e.config = parseConfig(f.raw, '', e.config);
@@ -185,9 +187,9 @@ function groupPaths(core: Core, kind: TableKind): PathDefinition[] {
     definePath({
       pattern: root,
       operations: {
-        read: async () => {
+        read: async (req) => {
           const data: Record<string, unknown> = {};
-          for (const e of table.all()) data[e.path] = mountInfo(e);
+          for (const e of tableOf(req).all()) data[e.path] = mountInfo(e);
           return { data, copyDataToTop: true };
         },
       },
@@ -198,8 +200,8 @@ function groupPaths(core: Core, kind: TableKind): PathDefinition[] {
       fields: tuneFields,
       sudo: kind === 'auth',
       operations: {
-        read: async (_req, f) => tuneRead(f.string('path')),
-        update: async (_req, f) => tuneWrite(f.string('path'), f),
+        read: async (req, f) => tuneRead(req, f.string('path')),
+        update: async (req, f) => tuneWrite(req, f.string('path'), f),
       },
     }),
     definePath({
@@ -207,13 +209,13 @@ function groupPaths(core: Core, kind: TableKind): PathDefinition[] {
       fields: ENABLE_FIELDS,
       sudo: kind === 'auth',
       operations: {
-        read: async (_req, f) => {
-          const entry = table.get(normalizeMountPath('path', f.string('path')));
+        read: async (req, f) => {
+          const entry = tableOf(req).get(normalizeMountPath('path', f.string('path')));
           if (!entry) throw new NotFoundError(`no mount at "${f.string('path')}"`);
           return { data: mountInfo(entry) };
         },
-        update: async (_req, f) => enable(f.string('path'), f),
-        delete: async (_req, f) => disable(f.string('path')),
+        update: async (req, f) => enable(req, f.string('path'), f),
+        delete: async (req, f) => disable(req, f.string('path')),
       },
     }),
   ];
@@ -225,7 +227,7 @@ function remountPath(core: Core): PathDefinition {
     sudo: true,
     fields: { from: { type: 'string', required: true }, to: { type: 'string', required: true } },
     operations: {
-      update: async (_req, f) => {
+      update: async (req, f) => {
         const resolve = (field: string, raw: string): { kind: TableKind; path: string } => {
           const clean = raw.replace(/^\/+/, '');
           return clean.startsWith('auth/')
@@ -235,7 +237,7 @@ function remountPath(core: Core): PathDefinition {
         const from = resolve('from', f.string('from'));
         const to = resolve('to', f.string('to'));
         if (from.kind !== to.kind) throw new BadRequestError('invalid value for "to": cannot move a mount between secrets engines and auth methods');
-        const table = from.kind === 'secret' ? core.mounts : core.auths;
+        const table = from.kind === 'secret' ? core.viewOf(req).mounts : core.viewOf(req).auths;
         const entry = table.get(from.path);
         if (!entry) throw new BadRequestError(`invalid value for "from": no mount at "${f.string('from')}"`);
         if (entry.type === 'system' || entry.type === 'token') throw new BadRequestError(`invalid value for "from": cannot move the built-in mount at "${from.path}"`);
@@ -253,9 +255,12 @@ function remountPath(core: Core): PathDefinition {
  * grant under; without a token only mounts tuned to `listing_visibility = "unauth"` show.
  */
 function uiMountsPaths(core: Core): PathDefinition[] {
-  const aclOf = async (token: string | undefined) => {
-    const entry = token ? await core.tokens.lookup(token) : null;
-    return entry ? core.policies.acl(entry.policies) : null;
+  /** Whether the request's token holds any grant under a mount of the request's namespace. */
+  const accessOf = async (req: BackendRequest): Promise<((apiPath: string) => boolean) | null> => {
+    const entry = req.clientToken ? await core.tokens.lookup(req.clientToken) : null;
+    if (!entry) return null;
+    const { acl, aclPath: prefix } = await core.aclFor(entry, core.viewOf(req), '');
+    return (apiPath) => acl.grantsUnder(prefix + apiPath);
   };
   return [
     definePath({
@@ -263,13 +268,14 @@ function uiMountsPaths(core: Core): PathDefinition[] {
       unauthenticated: true,
       operations: {
         read: async (req) => {
-          const acl = await aclOf(req.clientToken);
+          const grants = await accessOf(req).catch(() => null);
           const visible = (apiPath: string, e: MountEntry) =>
-            acl ? e.config.listing_visibility !== 'hidden' && acl.grantsUnder(apiPath) : e.config.listing_visibility === 'unauth';
+            grants ? e.config.listing_visibility !== 'hidden' && grants(apiPath) : e.config.listing_visibility === 'unauth';
           const secret: Record<string, unknown> = {};
           const auth: Record<string, unknown> = {};
-          for (const e of core.mounts.all()) if (visible(e.path, e)) secret[e.path] = mountInfo(e);
-          for (const e of core.auths.all()) if (visible(`auth/${e.path}`, e)) auth[e.path] = mountInfo(e);
+          const view = core.viewOf(req);
+          for (const e of view.mounts.all()) if (visible(e.path, e)) secret[e.path] = mountInfo(e);
+          for (const e of view.auths.all()) if (visible(`auth/${e.path}`, e)) auth[e.path] = mountInfo(e);
           return { data: { secret, auth } };
         },
       },
@@ -280,14 +286,15 @@ function uiMountsPaths(core: Core): PathDefinition[] {
       fields: { path: { type: 'string' } },
       operations: {
         read: async (req, f) => {
-          const acl = await aclOf(req.clientToken);
-          if (!acl) throw new PermissionDeniedError();
+          const grants = await accessOf(req);
+          if (!grants) throw new PermissionDeniedError();
           const path = f.string('path').replace(/^\/+/, '');
           const isAuth = path.startsWith('auth/');
-          const entry = isAuth ? core.auths.find(path.slice(5)) : core.mounts.find(path);
+          const view = core.viewOf(req);
+          const entry = isAuth ? view.auths.find(path.slice(5)) : view.mounts.find(path);
           const apiPath = entry ? (isAuth ? `auth/${entry.path}` : entry.path) : '';
           // An unknown mount and a mount without access look the same, so neither leaks.
-          if (!entry || !acl.grantsUnder(apiPath)) throw new PermissionDeniedError();
+          if (!entry || !grants(apiPath)) throw new PermissionDeniedError();
           return { data: { ...mountInfo(entry), path: apiPath } };
         },
       },

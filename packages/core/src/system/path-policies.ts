@@ -1,6 +1,6 @@
 import type { Core } from '../core';
 import { BadRequestError, NotFoundError } from '../errors';
-import { definePath, type PathDefinition } from '../framework/types';
+import { definePath, type BackendRequest, type PathDefinition } from '../framework/types';
 import { normalizePolicyName } from '../policy/policy';
 
 const ROOT_POLICY_TEXT = '';
@@ -24,10 +24,10 @@ function policyText(raw: string, field: string): string {
 }
 
 export function policyPaths(core: Core): PathDefinition[] {
-  const read = async (name: string) => {
+  const read = async (req: BackendRequest, name: string) => {
     const normalized = normalizePolicyName(name);
     if (normalized === 'root') return ROOT_POLICY_TEXT;
-    const policy = await core.policies.get(normalized);
+    const policy = await core.viewOf(req).policies.get(normalized);
     if (!policy) throw new NotFoundError();
     return policy.text;
   };
@@ -36,12 +36,12 @@ export function policyPaths(core: Core): PathDefinition[] {
     definePath({
       pattern: 'policy/?',
       operations: {
-        read: async () => {
-          const names = await core.policies.list();
+        read: async (req) => {
+          const names = await core.viewOf(req).policies.list();
           return { data: { policies: names, keys: names }, copyDataToTop: true };
         },
-        list: async () => {
-          const names = await core.policies.list();
+        list: async (req) => {
+          const names = await core.viewOf(req).policies.list();
           return { data: { policies: names, keys: names } };
         },
       },
@@ -50,42 +50,42 @@ export function policyPaths(core: Core): PathDefinition[] {
       pattern: 'policy/(?<name>.+)',
       fields: { name: { type: 'string' }, rules: { type: 'string' }, policy: { type: 'string' } },
       operations: {
-        read: async (_req, f) => {
+        read: async (req, f) => {
           const name = normalizePolicyName(f.string('name'));
-          const text = await read(name);
+          const text = await read(req, name);
           return { data: { name, rules: text }, copyDataToTop: true };
         },
-        update: async (_req, f) => {
+        update: async (req, f) => {
           if (!f.has('rules') && !f.has('policy')) throw new BadRequestError('missing required field "rules"');
           // Vault takes `policy` when both are sent; `rules` is the older name.
           const field = f.string('policy') !== '' ? 'policy' : 'rules';
-          await core.policies.write(f.string('name'), policyText(f.string(field), field));
+          await core.viewOf(req).policies.write(f.string('name'), policyText(f.string(field), field));
           return null;
         },
-        delete: async (_req, f) => {
-          await core.policies.delete(f.string('name'));
+        delete: async (req, f) => {
+          await core.viewOf(req).policies.delete(f.string('name'));
           return null;
         },
       },
     }),
     definePath({
       pattern: 'policies/acl/?',
-      operations: { list: async () => ({ data: { keys: await core.policies.list() } }) },
+      operations: { list: async (req) => ({ data: { keys: await core.viewOf(req).policies.list() } }) },
     }),
     definePath({
       pattern: 'policies/acl/(?<name>.+)',
       fields: { name: { type: 'string' }, policy: { type: 'string', required: true } },
       operations: {
-        read: async (_req, f) => {
+        read: async (req, f) => {
           const name = normalizePolicyName(f.string('name'));
-          return { data: { name, policy: await read(name) } };
+          return { data: { name, policy: await read(req, name) } };
         },
-        update: async (_req, f) => {
-          await core.policies.write(f.string('name'), policyText(f.string('policy'), 'policy'));
+        update: async (req, f) => {
+          await core.viewOf(req).policies.write(f.string('name'), policyText(f.string('policy'), 'policy'));
           return null;
         },
-        delete: async (_req, f) => {
-          await core.policies.delete(f.string('name'));
+        delete: async (req, f) => {
+          await core.viewOf(req).policies.delete(f.string('name'));
           return null;
         },
       },

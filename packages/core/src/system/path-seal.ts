@@ -34,6 +34,7 @@ export function sealPaths(core: Core): PathDefinition[] {
   return [
     definePath({
       pattern: 'init',
+      restricted: true,
       unauthenticated: true,
       fields: {
         secret_shares: { type: 'int', required: true },
@@ -68,6 +69,7 @@ export function sealPaths(core: Core): PathDefinition[] {
     }),
     definePath({
       pattern: 'unseal',
+      restricted: true,
       unauthenticated: true,
       fields: { key: { type: 'string' }, reset: { type: 'bool' }, migrate: { type: 'bool' } },
       operations: {
@@ -84,6 +86,7 @@ export function sealPaths(core: Core): PathDefinition[] {
     }),
     definePath({
       pattern: 'seal',
+      restricted: true,
       sudo: true,
       operations: {
         update: async () => {
@@ -94,6 +97,7 @@ export function sealPaths(core: Core): PathDefinition[] {
     }),
     definePath({
       pattern: 'health',
+      restricted: true,
       unauthenticated: true,
       fields: {
         standbyok: { type: 'bool' }, perfstandbyok: { type: 'bool' }, activecode: { type: 'int' }, standbycode: { type: 'int' },
@@ -139,6 +143,7 @@ export function sealPaths(core: Core): PathDefinition[] {
     }),
     definePath({
       pattern: 'rotate',
+      restricted: true,
       sudo: true,
       operations: {
         update: async () => {
@@ -149,6 +154,7 @@ export function sealPaths(core: Core): PathDefinition[] {
     }),
     definePath({
       pattern: 'key-status',
+      restricted: true,
       operations: {
         read: async () => {
           const term = core.keyringStatus();

@@ -12,7 +12,7 @@ export function wrappingPaths(core: Core): PathDefinition[] {
    */
   const target = async (req: BackendRequest, field: string, path: string): Promise<string> => {
     if (field !== '') {
-      await core.authorizeToken(req.clientToken, req.remoteAddress, path, 'update');
+      await core.authorizeToken(req.clientToken, req.remoteAddress, core.viewOf(req), path, 'update');
       return field;
     }
     if (!req.clientToken) throw new BadRequestError('missing required field "token"');

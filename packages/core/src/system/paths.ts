@@ -6,8 +6,9 @@ import { policyPaths } from './path-policies';
 import { sealPaths } from './path-seal';
 import { wrappingPaths } from './path-wrapping';
 import { leasePaths } from './path-leases';
+import { namespacePaths } from './path-namespaces';
 
 /** The `sys/` backend's path table, in match order. */
 export function systemPaths(core: Core): PathDefinition[] {
-  return [...sealPaths(core), ...mountPaths(core), ...policyPaths(core), ...capabilityPaths(core), ...wrappingPaths(core), ...leasePaths(core)];
+  return [...sealPaths(core), ...mountPaths(core), ...policyPaths(core), ...capabilityPaths(core), ...wrappingPaths(core), ...leasePaths(core), ...namespacePaths(core)];
 }

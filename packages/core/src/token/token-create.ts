@@ -127,7 +127,8 @@ export async function createToken(core: Core, req: BackendRequest, f: FieldData,
     type,
     boundCidrs: cidrs,
     entityId: parent.entityId,
-    namespace: parent.namespace,
+    // A token belongs to the namespace it was created in, and works there and below.
+    namespace: req.namespace.id,
   }, f.string('id') || undefined);
   return { auth: authOf(id, entry, now), ...(warnings.length ? { warnings } : {}) };
 }

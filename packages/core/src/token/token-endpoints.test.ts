@@ -3,89 +3,11 @@
  * create (and its rules), lookup, renew and revoke in all their forms, batch tokens, bound CIDRs
  * and use limits. Time only moves when a test advances the FakeClock.
  */
-import { FakeClock } from '../clock';
-import { Core } from '../core';
-import { StrongroomError } from '../errors';
-import type { Operation } from '../framework/types';
-import { silentLogger } from '../logger';
-import { MemoryStorage } from '../storage/memory-storage';
+import { START, rig, type Rig } from '../test-support/core-rig';
 
-const START = Date.UTC(2026, 0, 1);
 const HOUR = 3600;
 const DAY = 24 * HOUR;
 const SYSTEM_MAX = 32 * DAY;
-
-interface Reply {
-  status: number;
-  // Vault's reply envelope, loosely typed: tests assert on its fields.
-  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
-}
-
-interface Rig {
-  /** The current Core; replaced by `restart`. */
-  readonly core: Core;
-  clock: FakeClock;
-  storage: MemoryStorage;
-  root: string;
-  /** Sends a request; a StrongroomError becomes `{ status, body: { errors } }` as the API would answer. */
-  call(op: Operation, path: string, token: string | undefined, data?: Record<string, unknown>, remoteAddress?: string): Promise<Reply>;
-  /** Sends a request that must succeed (2xx) and returns the reply. */
-  ok(op: Operation, path: string, token: string | undefined, data?: Record<string, unknown>, remoteAddress?: string): Promise<Reply>;
-  /** Creates a token with `auth/token/create` as `parent` and returns its `auth` block. */
-  token(parent: string, data?: Record<string, unknown>): Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-  policy(name: string, text: string): Promise<void>;
-  /** Whether the token can still authenticate (a lookup-self as itself). */
-  works(token: string, remoteAddress?: string): Promise<boolean>;
-  /** Closes the Core and brings up a new one over the same storage and clock, unsealed. */
-  restart(): Promise<void>;
-}
-
-async function rig(): Promise<Rig> {
-  const storage = new MemoryStorage();
-  const clock = new FakeClock(START);
-  let core = new Core({ storage, clock, logger: silentLogger });
-  const { keys, rootToken } = await core.initialize(1, 1);
-  const key = keys[0] as Buffer;
-  await core.unseal(key);
-  const call: Rig['call'] = async (operation, path, token, data = {}, remoteAddress) => {
-    try {
-      return await core.handle({
-        operation, path, data, ...(token !== undefined ? { token } : {}), ...(remoteAddress ? { remoteAddress } : {}),
-      });
-    } catch (err) {
-      if (err instanceof StrongroomError) return { status: err.status, body: { errors: [err.message] } };
-      throw err;
-    }
-  };
-  const ok: Rig['ok'] = async (op, path, token, data, remoteAddress) => {
-    const reply = await call(op, path, token, data, remoteAddress);
-    if (reply.status >= 300) throw new Error(`${op} ${path} answered ${reply.status}: ${JSON.stringify(reply.body)}`);
-    return reply;
-  };
-  return {
-    get core() {
-      return core;
-    },
-    clock, storage, root: rootToken, call, ok,
-    async token(parent, data = {}) {
-      return (await ok('update', 'auth/token/create', parent, data)).body.auth;
-    },
-    async policy(name, text) {
-      await ok('update', `sys/policy/${name}`, rootToken, { policy: text });
-    },
-    async works(token, remoteAddress) {
-      const reply = await call('read', 'auth/token/lookup-self', token, {}, remoteAddress);
-      if (reply.status === 200) return true;
-      if (reply.status === 403) return false;
-      throw new Error(`lookup-self answered ${reply.status}: ${JSON.stringify(reply.body)}`);
-    },
-    async restart() {
-      await core.close();
-      core = new Core({ storage, clock, logger: silentLogger });
-      await core.unseal(key);
-    },
-  };
-}
 
 /** A policy that may create child tokens (and read policies, to have something to use). */
 const CREATOR = `

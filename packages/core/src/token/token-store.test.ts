@@ -3,86 +3,8 @@
  * restarts, and the sweep that deletes expired entries), use limits under concurrency, and what
  * reaches physical storage (never a token ID or accessor in plaintext).
  */
-import { FakeClock } from '../clock';
-import { Core } from '../core';
-import { StrongroomError } from '../errors';
-import type { Operation } from '../framework/types';
-import { silentLogger } from '../logger';
-import { MemoryStorage } from '../storage/memory-storage';
-
-const START = Date.UTC(2026, 0, 1);
-
-interface Reply {
-  status: number;
-  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
-}
-
-interface Rig {
-  /** The current Core; replaced by `restart`. */
-  readonly core: Core;
-  clock: FakeClock;
-  storage: MemoryStorage;
-  root: string;
-  call(op: Operation, path: string, token: string | undefined, data?: Record<string, unknown>): Promise<Reply>;
-  ok(op: Operation, path: string, token: string | undefined, data?: Record<string, unknown>): Promise<Reply>;
-  /** Creates a token with `auth/token/create` as `parent` and returns its `auth` block. */
-  token(parent: string, data?: Record<string, unknown>): Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-  policy(name: string, text: string): Promise<void>;
-  works(token: string): Promise<boolean>;
-  /** Whether the token's entry is still stored (under the hash of its ID). */
-  stored(token: string): Promise<boolean>;
-  /** Closes the Core, runs `meanwhile` (e.g. moves the clock), then brings up a new Core over the same storage, unsealed. */
-  restart(meanwhile?: () => Promise<void>): Promise<void>;
-}
-
-async function rig(): Promise<Rig> {
-  const storage = new MemoryStorage();
-  const clock = new FakeClock(START);
-  let core = new Core({ storage, clock, logger: silentLogger });
-  const { keys, rootToken } = await core.initialize(1, 1);
-  const key = keys[0] as Buffer;
-  await core.unseal(key);
-  const call: Rig['call'] = async (operation, path, token, data = {}) => {
-    try {
-      return await core.handle({ operation, path, data, ...(token !== undefined ? { token } : {}) });
-    } catch (err) {
-      if (err instanceof StrongroomError) return { status: err.status, body: { errors: [err.message] } };
-      throw err;
-    }
-  };
-  const ok: Rig['ok'] = async (op, path, token, data) => {
-    const reply = await call(op, path, token, data);
-    if (reply.status >= 300) throw new Error(`${op} ${path} answered ${reply.status}: ${JSON.stringify(reply.body)}`);
-    return reply;
-  };
-  return {
-    get core() {
-      return core;
-    },
-    clock, storage, root: rootToken, call, ok,
-    async token(parent, data = {}) {
-      return (await ok('update', 'auth/token/create', parent, data)).body.auth;
-    },
-    async policy(name, text) {
-      await ok('update', `sys/policy/${name}`, rootToken, { policy: text });
-    },
-    async works(token) {
-      const reply = await call('read', 'auth/token/lookup-self', token);
-      if (reply.status === 200) return true;
-      if (reply.status === 403) return false;
-      throw new Error(`lookup-self answered ${reply.status}: ${JSON.stringify(reply.body)}`);
-    },
-    async stored(token) {
-      return (await core.barrier.list('sys/token/id/')).includes(core.tokens.hash(token));
-    },
-    async restart(meanwhile) {
-      await core.close();
-      if (meanwhile) await meanwhile();
-      core = new Core({ storage, clock, logger: silentLogger });
-      await core.unseal(key);
-    },
-  };
-}
+import type { MemoryStorage } from '../storage/memory-storage';
+import { rig } from '../test-support/core-rig';
 
 const CREATOR = `
 path "auth/token/create" { capabilities = ["update"] }
@@ -352,7 +274,7 @@ describe('revocation by path', () => {
     const viaOrphan = (await r.ok('update', 'auth/token/create-orphan', r.root, { policies: ['creator'] })).body.auth;
     const grandchild = await r.token(viaOrphan.client_token);
     const viaCreate = (await r.ok('update', 'auth/token/create', r.root, { policies: ['reader'], no_parent: true })).body.auth;
-    await r.core.tokens.revokeByPath('auth/token/create-orphan');
+    await r.core.tokens.revokeByPath('auth/token/create-orphan', 'root');
     expect(await r.works(viaOrphan.client_token)).toBe(false);
     expect(await r.works(grandchild.client_token)).toBe(false); // issued at auth/token/create, but a descendant
     expect(await r.works(viaCreate.client_token)).toBe(true);

@@ -323,10 +323,15 @@ export class TokenStore {
   }
 
   /** Revokes every token issued through an auth mount (when the mount is disabled). */
-  async revokeByPath(prefix: string): Promise<void> {
+  async revokeByPath(prefix: string, namespaceId: string): Promise<void> {
+    await this.revokeWhere((entry) => entry.namespace === namespaceId && entry.path.startsWith(prefix));
+  }
+
+  /** Revokes every token (with its tree) that `test` picks; a full scan, for rare admin actions. */
+  async revokeWhere(test: (entry: TokenEntry) => boolean): Promise<void> {
     for (const hash of await this.barrier.list(ID_PREFIX)) {
       const entry = await this.readEntry(hash);
-      if (entry && entry.path.startsWith(prefix)) await this.revokeTree(hash);
+      if (entry && test(entry)) await this.revokeTree(hash);
     }
   }
 
