@@ -346,7 +346,7 @@ export class Core {
     let lease;
     if (resp?.secret) {
       const registered = await this.expiration.register({
-        req, secret: resp.secret, mountApiPath: routed.apiPath, mountKind: kind, tokenHash: req.caller?.tokenHash ?? '',
+        req, secret: resp.secret, mountApiPath: view.path + routed.apiPath, mountKind: kind, tokenHash: req.caller?.tokenHash ?? '',
       });
       lease = { leaseId: registered.leaseId, renewable: registered.renewable, duration: Math.round((registered.expireTime - registered.issueTime) / 1000) };
     }

@@ -168,6 +168,16 @@ describe('leases', () => {
     expect(revoked).toEqual(['app-0']);
   });
 
+  it('starts lease IDs with the namespace path and revokes them when that namespace\'s mount goes', async () => {
+    const { r, revoked } = await setup();
+    await r.ok('update', 'sys/namespaces/team', r.root);
+    await r.ok('update', 'team/sys/mounts/leasing', r.root, { type: 'leasing' });
+    const body = (await r.ok('read', 'team/leasing/creds/x', r.root)).body;
+    expect(body.lease_id).toMatch(/^team\/leasing\/creds\/x\/\w{24}$/);
+    await r.ok('delete', 'team/sys/mounts/leasing', r.root);
+    expect(revoked).toEqual(['x-0']);
+  });
+
   it('revokes a mount\'s leases when it is disabled, and keeps the mount if that fails', async () => {
     const { r, issue, revoked, control } = await setup();
     await issue();
