@@ -22,6 +22,9 @@ import { systemPaths } from './system/paths';
 import { tokenPaths } from './token/paths';
 import type { TokenEntry } from './token/token-entry';
 import { TokenStore } from './token/token-store';
+import { AuditBroker } from './audit/broker';
+import { auditAuthOf, auditErrorOf, auditResponseOf, auditWrapInfoOf } from './audit/from-core';
+import type { AuditRequestInput } from './audit/types';
 import { buildEnvelope } from './envelope';
 import { ResponseWrapper } from './wrapping';
 import { ExpirationManager } from './expiration/expiration-manager';
@@ -86,6 +89,7 @@ export class Core {
   readonly seal: SealManager;
   readonly tokens: TokenStore;
   readonly namespaces: NamespaceRegistry;
+  readonly audit: AuditBroker;
   readonly clusterName: string;
   readonly storageType: string;
   readonly engines = new Map<string, EngineFactory>();
@@ -107,6 +111,7 @@ export class Core {
     this.seal = new SealManager(physical, this.barrier, this.clock);
     this.tokens = new TokenStore(this.barrier, this.clock, this.logger);
     this.namespaces = new NamespaceRegistry(this.barrier);
+    this.audit = new AuditBroker({ storage: this.barrier, logger: this.logger, clock: this.clock });
     this.clusterName = options.clusterName ?? 'strongroom-cluster';
     this.storageType = options.storageType ?? 'raft';
     for (const e of options.engines ?? []) this.engines.set(e.type, e);
@@ -201,6 +206,7 @@ export class Core {
         }
       }
       await this.expiration.start();
+      await this.audit.load();
       this.unsealedAt = this.clock.now();
       this.ready = true;
       this.logger.info('unsealed', { cluster_id: this.clusterId });
@@ -212,6 +218,7 @@ export class Core {
 
   async sealNow(): Promise<void> {
     this.ready = false;
+    await this.audit.clear();
     this.expiration.stop();
     this.tokens.stop();
     this.instances.clear();
@@ -337,23 +344,59 @@ export class Core {
     if (op === 'update' || op === 'create') req.operation = await backend.resolveWrite(match, req);
     if (!backend.supports(match, req.operation)) throw new UnsupportedOperationError();
 
+    // Vault serves these outside its router, so they never reach its audit log (health checks would flood it).
+    const audit = SEALED_PATHS.has(fullPath) ? null : this.audit;
+    const auditInput: AuditRequestInput = {
+      request: {
+        id: req.id, operation: req.operation, path: fullPath, mountPoint: routed.apiPath, mountType: entry.type,
+        mountAccessor: entry.accessor, clientToken: request.token, remoteAddress: request.remoteAddress, data: request.data,
+        namespace: view.isRoot ? { id: 'root' } : { id: view.id, path: view.path }, wrapTtl: request.wrapTtl,
+        nonHmacKeys: entry.config.audit_non_hmac_request_keys,
+      },
+    };
     if (!backend.isUnauthenticated(match, req.operation)) {
-      req.caller = await this.authorize(request, view, path, req, backend, match);
+      try {
+        const { caller, token } = await this.authorize(request, view, path, req, backend, match);
+        req.caller = caller;
+        auditInput.auth = auditAuthOf(caller, request.token, token);
+        auditInput.request.clientTokenAccessor = caller.accessor;
+      } catch (err) {
+        await audit?.logRequest({ ...auditInput, error: auditErrorOf(err) });
+        throw err;
+      }
     }
+    // A request no audit device could record is refused before it runs (the broker throws a 500).
+    await audit?.logRequest(auditInput);
     // Only the built-in backends see the raw token: they look tokens up and check ACLs themselves.
     if ((entry.type === 'token' || entry.type === 'system') && request.token) req.clientToken = request.token;
-    const resp = await backend.execute(match, req);
-    let lease;
-    if (resp?.secret) {
-      const registered = await this.expiration.register({
-        req, secret: resp.secret, mountApiPath: view.path + routed.apiPath, mountKind: kind, tokenHash: req.caller?.tokenHash ?? '',
-      });
-      lease = { leaseId: registered.leaseId, renewable: registered.renewable, duration: Math.round((registered.expireTime - registered.issueTime) / 1000) };
+    let resp: BackendResponse | null = null;
+    let reply: CoreReply;
+    let leaseId: string | undefined;
+    try {
+      resp = await backend.execute(match, req);
+      let lease;
+      if (resp?.secret) {
+        const registered = await this.expiration.register({
+          req, secret: resp.secret, mountApiPath: view.path + routed.apiPath, mountKind: kind, tokenHash: req.caller?.tokenHash ?? '',
+        });
+        lease = { leaseId: registered.leaseId, renewable: registered.renewable, duration: Math.round((registered.expireTime - registered.issueTime) / 1000) };
+        leaseId = lease.leaseId;
+      }
+      reply = buildEnvelope(req, resp, entry.type, lease);
+      if (request.wrapTtl && resp && !resp.raw && reply.status === 200) {
+        reply = await this.wrapping.wrap(reply, fullPath, request.wrapTtl, resp.auth?.accessor);
+      }
+    } catch (err) {
+      await audit?.logResponse({ ...auditInput, response: auditResponseOf(resp), error: auditErrorOf(err) });
+      throw err;
     }
-    const reply = buildEnvelope(req, resp, entry.type, lease);
-    if (request.wrapTtl && resp && !resp.raw && reply.status === 200) {
-      return this.wrapping.wrap(reply, fullPath, request.wrapTtl, resp.auth?.accessor);
-    }
+    await audit?.logResponse({
+      ...auditInput,
+      response: {
+        ...auditResponseOf(resp, { status: reply.status, leaseId, wrapInfo: request.wrapTtl ? auditWrapInfoOf(reply.body) : null }),
+        nonHmacKeys: entry.config.audit_non_hmac_response_keys,
+      },
+    });
     return reply;
   }
 
@@ -393,7 +436,9 @@ export class Core {
   }
 
   /** Resolves the token, checks bound CIDRs, the ACL, sudo and parameter rules; counts a use. */
-  private async authorize(request: CoreRequest, view: NamespaceView, path: string, req: BackendRequest, backend: Backend, match: PathMatch): Promise<Caller> {
+  private async authorize(
+    request: CoreRequest, view: NamespaceView, path: string, req: BackendRequest, backend: Backend, match: PathMatch,
+  ): Promise<{ caller: Caller; token: TokenEntry }> {
     const entry = request.token ? await this.tokens.lookup(request.token) : null;
     if (!entry) throw new PermissionDeniedError();
     if (!this.tokens.addressAllowed(entry, request.remoteAddress)) throw new PermissionDeniedError();
@@ -408,7 +453,7 @@ export class Core {
       if (problem) throw new PermissionDeniedError(problem);
     }
     const used = await this.tokens.use(entry);
-    return callerOf(used, result.sudo);
+    return { caller: callerOf(used, result.sudo), token: used };
   }
 
   async rotateKeyring(): Promise<void> {

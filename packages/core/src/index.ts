@@ -35,3 +35,4 @@ export type { Capability, Policy } from './policy';
 export type { TokenEntry } from './token/token-entry';
 export { CachedStorage } from './storage/cached-storage';
 export type { LeaseEntry } from './expiration/lease-entry';
+export { AuditBroker } from './audit/broker';

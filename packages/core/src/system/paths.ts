@@ -7,8 +7,9 @@ import { sealPaths } from './path-seal';
 import { wrappingPaths } from './path-wrapping';
 import { leasePaths } from './path-leases';
 import { namespacePaths } from './path-namespaces';
+import { auditPaths } from './path-audit';
 
 /** The `sys/` backend's path table, in match order. */
 export function systemPaths(core: Core): PathDefinition[] {
-  return [...sealPaths(core), ...mountPaths(core), ...policyPaths(core), ...capabilityPaths(core), ...wrappingPaths(core), ...leasePaths(core), ...namespacePaths(core)];
+  return [...sealPaths(core), ...mountPaths(core), ...policyPaths(core), ...capabilityPaths(core), ...wrappingPaths(core), ...leasePaths(core), ...namespacePaths(core), ...auditPaths(() => core.audit)];
 }
