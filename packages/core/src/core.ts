@@ -25,6 +25,9 @@ import { TokenStore } from './token/token-store';
 import { AuditBroker } from './audit/broker';
 import { auditAuthOf, auditErrorOf, auditResponseOf, auditWrapInfoOf } from './audit/from-core';
 import type { AuditRequestInput } from './audit/types';
+import { IdentityStore } from './identity/identity-store';
+import { identityPaths } from './identity/paths';
+import { issueLoginToken } from './login';
 import { buildEnvelope } from './envelope';
 import { ResponseWrapper } from './wrapping';
 import { ExpirationManager } from './expiration/expiration-manager';
@@ -90,6 +93,8 @@ export class Core {
   readonly tokens: TokenStore;
   readonly namespaces: NamespaceRegistry;
   readonly audit: AuditBroker;
+  readonly identity: IdentityStore;
+  private readonly identityBackend: Backend;
   readonly clusterName: string;
   readonly storageType: string;
   readonly engines = new Map<string, EngineFactory>();
@@ -112,6 +117,18 @@ export class Core {
     this.tokens = new TokenStore(this.barrier, this.clock, this.logger);
     this.namespaces = new NamespaceRegistry(this.barrier);
     this.audit = new AuditBroker({ storage: this.barrier, logger: this.logger, clock: this.clock });
+    this.identity = new IdentityStore(new PrefixedStorage(this.barrier, 'sys/identity/'), {
+      clock: this.clock,
+      // An alias shows its auth method's current path, also after a remount.
+      mounts: (accessor) => {
+        for (const view of this.namespaces.all()) {
+          const e = view.auths.all().find((m) => m.accessor === accessor);
+          if (e) return { type: e.type, path: `${view.path}auth/${e.path}` };
+        }
+        return undefined;
+      },
+    });
+    this.identityBackend = new Backend('identity', identityPaths(this.identity));
     this.clusterName = options.clusterName ?? 'strongroom-cluster';
     this.storageType = options.storageType ?? 'raft';
     for (const e of options.engines ?? []) this.engines.set(e.type, e);
@@ -154,6 +171,7 @@ export class Core {
   async setupNamespace(view: NamespaceView): Promise<void> {
     await view.mounts.add(builtinMount('sys/', 'system', 'system endpoints used for control, policy and debugging'), { builtin: true });
     await view.auths.add(builtinMount('token/', 'token', 'token based credentials'), { builtin: true });
+    if (view.isRoot) await view.mounts.add(builtinMount('identity/', 'identity', 'identity store'), { builtin: true });
     await view.policies.setup();
     for (const [kind, table] of [['secret', view.mounts], ['auth', view.auths]] as const) {
       for (const entry of table.all()) this.instantiate(kind, entry);
@@ -198,6 +216,8 @@ export class Core {
       const cluster = await this.barrier.get('core/cluster');
       this.clusterId = cluster ? (JSON.parse(cluster.toString('utf8')) as { id: string }).id : '';
       await this.namespaces.load();
+      // Servers initialized before the identity store existed get its mount on first unseal.
+      if (!this.mounts.get('identity/')) await this.mounts.add(builtinMount('identity/', 'identity', 'identity store'), { builtin: true });
       await this.policies.setup();
       await this.tokens.setup();
       for (const view of this.namespaces.all()) {
@@ -239,6 +259,7 @@ export class Core {
     let backend: Backend;
     if (entry.type === 'system') backend = this.systemBackend;
     else if (entry.type === 'token') backend = this.tokenBackend;
+    else if (entry.type === 'identity') backend = this.identityBackend;
     else {
       const factory = this.engines.get(entry.type);
       if (!factory || factory.kind !== kind) throw new BadRequestError(`plugin not found in the catalog: ${entry.type}`);
@@ -374,6 +395,10 @@ export class Core {
     let leaseId: string | undefined;
     try {
       resp = await backend.execute(match, req);
+      if (resp?.login && kind === 'auth') {
+        const { auth, warnings } = await issueLoginToken(this, view, entry, req, resp.login);
+        resp = { ...resp, auth, warnings: [...(resp.warnings ?? []), ...warnings] };
+      }
       let lease;
       if (resp?.secret) {
         const registered = await this.expiration.register({

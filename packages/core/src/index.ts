@@ -36,3 +36,6 @@ export type { TokenEntry } from './token/token-entry';
 export { CachedStorage } from './storage/cached-storage';
 export type { LeaseEntry } from './expiration/lease-entry';
 export { AuditBroker } from './audit/broker';
+export { IdentityStore } from './identity/identity-store';
+export type { Entity, EntityAlias } from './identity/identity-store';
+export type { LoginResult } from './framework/types';

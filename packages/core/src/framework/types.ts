@@ -85,9 +85,32 @@ export interface SecretType {
   renew?(req: BackendRequest, internal: Record<string, unknown>, increment: number): Promise<{ ttl?: number } | void>;
 }
 
+/**
+ * A successful login by an auth method. Core turns it into an identity (entity and alias, by
+ * `aliasName` within the mount) and an orphan token carrying the entity ID; the reply's `auth`
+ * block is filled in by core.
+ */
+export interface LoginResult {
+  /** The caller's stable name within the auth method (a role ID, an ARN, an instance ID). */
+  aliasName: string;
+  /** Token metadata; also the alias metadata (a changed value rewrites the alias). */
+  metadata?: Record<string, string>;
+  policies: string[];
+  noDefaultPolicy?: boolean;
+  displayName?: string;
+  /** Seconds; 0 or absent means the mount's default. */
+  ttl?: number;
+  maxTtl?: number;
+  period?: number;
+  numUses?: number;
+  boundCidrs?: string[];
+  tokenType?: 'service' | 'batch';
+}
+
 export interface BackendResponse {
   data?: Record<string, unknown> | null;
   secret?: SecretResult;
+  login?: LoginResult;
   warnings?: string[];
   auth?: AuthResult;
   /** Overrides the HTTP status of an enveloped reply (e.g. KV answers 404 with metadata). */

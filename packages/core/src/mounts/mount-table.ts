@@ -38,6 +38,9 @@ const RESERVED: Record<TableKind, string[]> = {
   auth: ['token/'],
 };
 
+/** Mount types that every server has and no one enables, disables or moves. */
+export const BUILTIN_TYPES: ReadonlySet<string> = new Set(['system', 'token', 'identity']);
+
 export function normalizeMountPath(field: string, raw: string): string {
   let path = raw.trim().replace(/^\/+/, '');
   if (path === '' || path === '/') throw new BadRequestError(`invalid value for "${field}": the path must not be empty`);

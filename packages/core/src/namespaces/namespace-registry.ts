@@ -1,5 +1,5 @@
 import { BadRequestError, NotFoundError } from '../errors';
-import { MountTable } from '../mounts/mount-table';
+import { BUILTIN_TYPES, MountTable } from '../mounts/mount-table';
 import { PolicyStore } from '../policy-store';
 import type { Barrier } from '../seal/barrier';
 import { deleteTree } from '../storage/logical';
@@ -177,7 +177,7 @@ export class NamespaceRegistry {
     if (children.length > 0) {
       throw new BadRequestError(`namespace "${view.path}" still has child namespaces (${children.map((c) => c.path).join(', ')}); delete them first`);
     }
-    const mounts = [...view.mounts.all(), ...view.auths.all()].filter((m) => m.type !== 'system' && m.type !== 'token');
+    const mounts = [...view.mounts.all(), ...view.auths.all()].filter((m) => !BUILTIN_TYPES.has(m.type));
     if (mounts.length > 0) {
       throw new BadRequestError(`namespace "${view.path}" still has mounts (${mounts.map((m) => m.path).join(', ')}); disable them first`);
     }

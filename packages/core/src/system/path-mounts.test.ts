@@ -52,7 +52,7 @@ describe('enabling secrets engines', () => {
     const reply = await r.call('read', 'sys/mounts', r.root);
     expect(reply.status).toBe(200);
     const mounts = data(reply);
-    expect(Object.keys(mounts).sort()).toEqual(['secret/', 'sys/']);
+    expect(Object.keys(mounts).sort()).toEqual(['identity/', 'secret/', 'sys/']);
     const secret = mounts['secret/'] as Body;
     expect(secret).toMatchObject({
       type: 'kv', description: 'app secrets', local: false, seal_wrap: false, external_entropy_access: false,
@@ -395,7 +395,7 @@ describe('mount tables across seal and restart', () => {
     const check = async () => {
       expect(data(await r.ok('read', 'sys/mounts', r.root))).toEqual(mountsBefore);
       expect(data(await r.ok('read', 'sys/auth', r.root))).toEqual(authsBefore);
-      expect(Object.keys(mountsBefore).sort()).toEqual(['here/', 'legacy/', 'secret/', 'sys/']);
+      expect(Object.keys(mountsBefore).sort()).toEqual(['here/', 'identity/', 'legacy/', 'secret/', 'sys/']);
       expect(data(await r.ok('read', 'secret/data/a', r.root))['data']).toEqual({ v: 'a' });
       expect(data(await r.ok('read', 'legacy/b', r.root))).toEqual({ v: 'b' });
       expect(data(await r.ok('read', 'here/c', r.root))).toEqual({ v: 'c' });
@@ -414,7 +414,7 @@ describe('concurrent mount table changes', () => {
     const r = await rig({ engines: [kvEngine] });
     const replies = await Promise.all(Array.from({ length: 8 }, (_, i) => r.call('update', `sys/mounts/m${i}`, r.root, { type: 'kv' })));
     expect(replies.map((reply) => reply.status)).toEqual(Array(8).fill(204));
-    const expected = ['m0/', 'm1/', 'm2/', 'm3/', 'm4/', 'm5/', 'm6/', 'm7/', 'sys/'];
+    const expected = ['identity/', 'm0/', 'm1/', 'm2/', 'm3/', 'm4/', 'm5/', 'm6/', 'm7/', 'sys/'];
     expect(Object.keys(data(await r.ok('read', 'sys/mounts', r.root))).sort()).toEqual(expected);
     await r.restart();
     expect(Object.keys(data(await r.ok('read', 'sys/mounts', r.root))).sort()).toEqual(expected);

@@ -4,7 +4,7 @@ import { SYSTEM_MAX_TTL } from '../core';
 import { BadRequestError, NotFoundError, PermissionDeniedError } from '../errors';
 import { convertField, type FieldData, type FieldSchemas } from '../framework/fields';
 import { definePath, type BackendRequest, type PathDefinition } from '../framework/types';
-import { DATA_PREFIX, normalizeMountPath, type MountConfig, type MountEntry, type MountTable, type TableKind } from '../mounts/mount-table';
+import { BUILTIN_TYPES, DATA_PREFIX, normalizeMountPath, type MountConfig, type MountEntry, type MountTable, type TableKind } from '../mounts/mount-table';
 import { deleteTree } from '../storage/logical';
 
 function mountInfo(e: MountEntry) {
@@ -97,7 +97,7 @@ function groupPaths(core: Core, kind: TableKind): PathDefinition[] {
       options['version'] = '2';
     }
     const factory = core.engines.get(type);
-    if (type === 'system' || type === 'token' || !factory || factory.kind !== kind) {
+    if (BUILTIN_TYPES.has(type) || !factory || factory.kind !== kind) {
       throw new BadRequestError(`invalid value for "type": ${kind === 'auth' ? 'auth method' : 'secrets engine'} type "${type}" is not available (plugin not found in the catalog)`);
     }
     const config = parseConfig(f.map('config') ?? {}, 'config.', { default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false });
@@ -119,7 +119,7 @@ function groupPaths(core: Core, kind: TableKind): PathDefinition[] {
     const path = normalizeMountPath('path', rawPath);
     const entry = table.get(path);
     if (!entry) return null; // Vault answers 204 for disabling what is not mounted.
-    if (entry.type === 'system' || entry.type === 'token') {
+    if (BUILTIN_TYPES.has(entry.type)) {
       throw new BadRequestError(`cannot disable the built-in mount at "${path}"`);
     }
     // Leases end with their mount, through the backend that issued them; if any cannot be
@@ -129,7 +129,10 @@ function groupPaths(core: Core, kind: TableKind): PathDefinition[] {
     const removed = await table.remove(path);
     if (!removed) return null;
     core.dropInstance(removed.uuid);
-    if (kind === 'auth') await core.tokens.revokeByPath(`auth/${path}`, req.namespace.id);
+    if (kind === 'auth') {
+      await core.tokens.revokeByPath(`auth/${path}`, req.namespace.id);
+      await core.identity.deleteAliasesForMount(removed.accessor);
+    }
     await deleteTree(core.barrier, `${DATA_PREFIX[kind]}${removed.uuid}/`);
     return null;
   };
@@ -240,7 +243,7 @@ function remountPath(core: Core): PathDefinition {
         const table = from.kind === 'secret' ? core.viewOf(req).mounts : core.viewOf(req).auths;
         const entry = table.get(from.path);
         if (!entry) throw new BadRequestError(`invalid value for "from": no mount at "${f.string('from')}"`);
-        if (entry.type === 'system' || entry.type === 'token') throw new BadRequestError(`invalid value for "from": cannot move the built-in mount at "${from.path}"`);
+        if (BUILTIN_TYPES.has(entry.type)) throw new BadRequestError(`invalid value for "from": cannot move the built-in mount at "${from.path}"`);
         // Data lives under the mount's UUID, so moving a mount only changes the table.
         await table.update(from.path, (e) => ({ ...e, path: to.path }));
         return { data: { migration_id: randomUUID() } };

@@ -31,7 +31,7 @@ describe('sys/internal/ui/mounts, the preflight of `vault kv` and the UI', () =>
     // `sys/` shows too: the default policy grants paths there (capabilities-self and friends).
     expect(Object.keys(listed.body.data.secret)).toEqual(['secret/', 'sys/']);
     const rootView = await r.ok('read', 'sys/internal/ui/mounts', r.root);
-    expect(Object.keys(rootView.body.data.secret)).toEqual(['other/', 'secret/', 'sys/']);
+    expect(Object.keys(rootView.body.data.secret)).toEqual(['identity/', 'other/', 'secret/', 'sys/']);
     expect((await r.ok('read', 'sys/internal/ui/mounts', undefined)).body.data.secret).toEqual({});
     await r.ok('update', 'sys/mounts/other/tune', r.root, { listing_visibility: 'unauth' });
     expect(Object.keys((await r.ok('read', 'sys/internal/ui/mounts', undefined)).body.data.secret)).toEqual(['other/']);

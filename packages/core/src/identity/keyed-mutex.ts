@@ -1,0 +1,40 @@
+/**
+ * Mutual exclusion per string key, for read-modify-write sections over storage. A section may
+ * hold several keys; they are always taken in sorted order, so two sections wanting overlapping
+ * sets cannot each hold one key while waiting for the other's.
+ */
+export class KeyedMutex {
+  /** The tail of each key's queue; a key with no holder and no waiter has no entry. */
+  private readonly tails = new Map<string, Promise<void>>();
+
+  async run<T>(keys: readonly string[], fn: () => Promise<T>): Promise<T> {
+    const ordered = [...new Set(keys)].sort();
+    const releases: (() => void)[] = [];
+    try {
+      for (const key of ordered) releases.push(await this.acquire(key));
+      return await fn();
+    } finally {
+      for (const release of releases.reverse()) release();
+    }
+  }
+
+  /** Keys currently held or waited for; zero once everything has settled (tests check for leaks). */
+  get size(): number {
+    return this.tails.size;
+  }
+
+  private async acquire(key: string): Promise<() => void> {
+    const previous = this.tails.get(key) ?? Promise.resolve();
+    let release!: () => void;
+    const mine = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const tail = previous.then(() => mine);
+    this.tails.set(key, tail);
+    await previous;
+    return () => {
+      release();
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    };
+  }
+}
