@@ -116,7 +116,7 @@ describe('the file audit device', () => {
     expect(all.map((e) => e['request']['id']).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `r${i}`).sort());
   });
 
-  it('accepts stdout and discard', async () => {
+  it('accepts stdout (also spelled -) and discard', async () => {
     await (await open({ file_path: 'discard' })).logRequest(request);
     const write = jest.spyOn(process.stdout, 'write').mockImplementation(((_chunk: unknown, cb?: (err?: Error) => void) => {
       cb?.();
@@ -125,6 +125,8 @@ describe('the file audit device', () => {
     try {
       await (await open({ file_path: 'stdout' })).logRequest(request);
       expect(String(write.mock.calls[0]?.[0])).toContain('"type":"request"');
+      await (await open({ file_path: '-' })).logRequest(request);
+      expect(String(write.mock.calls[1]?.[0])).toContain('"type":"request"');
     } finally {
       write.mockRestore();
     }

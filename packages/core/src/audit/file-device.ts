@@ -116,7 +116,7 @@ export const fileAuditDevice: AuditDeviceFactory = {
     const { options } = config;
     // Vault still honours `path`, the option's name before `file_path`.
     const filePath = options['file_path'] ?? options['path'] ?? '';
-    if (filePath === '') throw new BadRequestError('missing required option "options.file_path": a file path, "stdout" or "discard"');
+    if (filePath === '') throw new BadRequestError('missing required option "options.file_path": a file path, "stdout" (or "-") or "discard"');
     const format = options['format'] ?? 'json';
     if (format === 'jsonx') throw new BadRequestError('invalid value for "options.format": "jsonx" is not supported; use "json"');
     if (format !== 'json' && format !== '') throw new BadRequestError(`invalid value for "options.format": must be "json", got "${format}"`);
@@ -128,7 +128,8 @@ export const fileAuditDevice: AuditDeviceFactory = {
     const formatOptions: FormatOptions = { hash: logRaw ? null : (input) => hmacOf(salt, input), hmacAccessor };
 
     let sink: Sink;
-    if (filePath === 'stdout') sink = stdoutSink;
+    // `-` is the common shell spelling of standard output.
+    if (filePath === 'stdout' || filePath === '-') sink = stdoutSink;
     else if (filePath === 'discard') sink = discardSink;
     else sink = new FileSink(await openLogFile(filePath, mode));
     return new FileAuditDevice(sink, formatOptions, prefix, salt, config);

@@ -158,6 +158,21 @@ describe('leases', () => {
     expect(revoked).toEqual(['mine-0']);
   });
 
+  it('tidy revokes leases whose owning token vanished without taking them along', async () => {
+    const { r, issue, revoked } = await setup();
+    await r.policy('creds', 'path "leasing/creds/*" { capabilities = ["read"] }');
+    const t = (await r.token(r.root, { policies: ['creds'] })).client_token;
+    await issue(t, 'orphaned');
+    await issue(r.root, 'kept');
+    // As if the server died between deleting the token and marking its leases.
+    await r.core.barrier.delete(`sys/token/id/${r.core.tokens.hash(t)}`);
+    await r.restart();
+    const tidy = await r.ok('update', 'sys/leases/tidy', r.root);
+    expect(tidy.body.warnings[0]).toMatch(/1 revoked or expired tokens/);
+    await tick(r, 0);
+    expect(revoked).toEqual(['orphaned-0']);
+  });
+
   it('revokes on the next start a lease that expired while the server was stopped', async () => {
     const { r, issue, revoked } = await setup();
     await issue(r.root, 'app', { ttl: '10s' });
