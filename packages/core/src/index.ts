@@ -39,3 +39,4 @@ export { AuditBroker } from './audit/broker';
 export { IdentityStore } from './identity/identity-store';
 export type { Entity, EntityAlias } from './identity/identity-store';
 export type { LoginResult } from './framework/types';
+export { KeyedMutex } from './keyed-mutex';

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Clock, TimerHandle } from '../clock';
+import { KeyedMutex } from '../keyed-mutex';
 import { BadRequestError } from '../errors';
 import type { Backend } from '../framework/backend';
 import type { BackendRequest, SecretResult } from '../framework/types';
@@ -43,7 +44,7 @@ export class ExpirationManager {
   private readonly heap = new MinHeap<string>();
   /** Expiry per lease as scheduled, so stale heap items are recognised and skipped. */
   private readonly due = new Map<string, number>();
-  private readonly locks = new Map<string, Promise<void>>();
+  private readonly locks = new KeyedMutex();
   private timer: TimerHandle | null = null;
   private timerAt = 0;
   private running = false;
@@ -75,19 +76,8 @@ export class ExpirationManager {
   }
 
   /** Serializes work on one lease (expiry, renew and revoke may race). */
-  private async locked<T>(leaseId: string, fn: () => Promise<T>): Promise<T> {
-    const prev = this.locks.get(leaseId) ?? Promise.resolve();
-    let release!: () => void;
-    const mine = new Promise<void>((r) => { release = r; });
-    const chain = prev.then(() => mine);
-    this.locks.set(leaseId, chain);
-    await prev;
-    try {
-      return await fn();
-    } finally {
-      release();
-      if (this.locks.get(leaseId) === chain) this.locks.delete(leaseId);
-    }
+  private locked<T>(leaseId: string, fn: () => Promise<T>): Promise<T> {
+    return this.locks.run(leaseId, fn);
   }
 
   private async read(leaseId: string): Promise<LeaseEntry | null> {

@@ -8,7 +8,7 @@ import { BadRequestError } from '../errors';
 import { PrefixedStorage } from '../storage/logical';
 import { MemoryStorage } from '../storage/memory-storage';
 import { IdentityStore, type LoginAliasInput } from './identity-store';
-import { KeyedMutex } from './keyed-mutex';
+import { KeyedMutex } from '../keyed-mutex';
 import { dump, inconsistencies, SlowStorage } from './testing';
 
 const PREFIX = 'sys/identity/';

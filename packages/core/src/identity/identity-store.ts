@@ -4,7 +4,7 @@ import { BadRequestError, ConflictError } from '../errors';
 import { normalizePolicyName } from '../policy/policy';
 import { getJson, jsonOp, type LogicalStorage } from '../storage/logical';
 import type { TxnOp } from '../storage/storage';
-import { KeyedMutex } from './keyed-mutex';
+import { KeyedMutex } from '../keyed-mutex';
 
 /**
  * Storage layout, relative to the store's view:

@@ -1,4 +1,5 @@
 import type { Clock, TimerHandle } from '../clock';
+import { KeyedMutex } from '../keyed-mutex';
 import { BadRequestError, PermissionDeniedError } from '../errors';
 import type { Logger } from '../logger';
 import type { Barrier } from '../seal/barrier';
@@ -35,7 +36,7 @@ export class TokenStore {
   /** Told about every revoked token, so what it owns (leases) ends with it. */
   onRevoked: ((hash: string) => Promise<void>) | null = null;
   /** Tail of each token's queue of read-modify-write sections (see `locked`). */
-  private readonly locks = new Map<string, Promise<void>>();
+  private readonly locks = new KeyedMutex();
   /**
    * Tokens whose last use has been spent: they are already revoked, but the requests they
    * authorized still run (a one-use token may look itself up or revoke itself), so their
@@ -110,21 +111,8 @@ export class TokenStore {
    * existing token entry goes through here, so that a read-modify-write (spending a use,
    * renewing) neither loses a concurrent update nor brings back a token revoked meanwhile.
    */
-  private async locked<T>(hash: string, fn: () => Promise<T>): Promise<T> {
-    const previous = this.locks.get(hash) ?? Promise.resolve();
-    let release!: () => void;
-    const mine = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const tail = previous.then(() => mine);
-    this.locks.set(hash, tail);
-    await previous;
-    try {
-      return await fn();
-    } finally {
-      release();
-      if (this.locks.get(hash) === tail) this.locks.delete(hash);
-    }
+  private locked<T>(hash: string, fn: () => Promise<T>): Promise<T> {
+    return this.locks.run(hash, fn);
   }
 
   private remember(entry: TokenEntry): void {

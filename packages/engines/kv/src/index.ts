@@ -1,5 +1,4 @@
 export { KvBackend, createKvBackend, kvEngine } from './kv-engine';
-export { KeyedMutex } from './keyed-mutex';
 export { mergePatch } from './merge-patch';
 export { DEFAULT_MAX_VERSIONS, formatTime } from './secret-store';
 export type { KvConfig, KvContext, SecretMetadata, VersionRecord } from './secret-store';

@@ -2,7 +2,7 @@ import {
   Backend, NotFoundError, definePath,
   type BackendRequest, type BackendResponse, type EngineContext, type EngineFactory, type Operation, type PathDefinition, type PathMatch,
 } from '@strongroom/core';
-import { KeyedMutex } from './keyed-mutex';
+import { KeyedMutex } from '@strongroom/core';
 import { v1Paths } from './kv-v1';
 import { configPaths } from './path-config';
 import { dataPaths } from './path-data';

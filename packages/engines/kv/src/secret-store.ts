@@ -3,7 +3,7 @@ import {
   BadRequestError, collectKeys, convertField, formatDuration, getJson, parseDurationSeconds,
   type BackendRequest, type Clock, type EventBus, type FieldData, type KvEvent, type LogicalStorage,
 } from '@strongroom/core';
-import type { KeyedMutex } from './keyed-mutex';
+import type { KeyedMutex } from '@strongroom/core';
 
 /** What every KV v2 path handler shares: one instance per mounted backend. */
 export interface KvContext {

@@ -1,14 +1,16 @@
 /**
- * Mutual exclusion per string key, for read-modify-write sections over storage. A section may
- * hold several keys; they are always taken in sorted order, so two sections wanting overlapping
- * sets cannot each hold one key while waiting for the other's.
+ * Mutual exclusion per string key, for read-modify-write sections over storage (a KV write
+ * checks cas then writes; a key rotation reads then stores). The active node is the only
+ * writer, which makes an in-process lock sufficient. A section may hold several keys; they are
+ * always taken in sorted order, so two sections wanting overlapping sets cannot each hold one
+ * key while waiting for the other's.
  */
 export class KeyedMutex {
   /** The tail of each key's queue; a key with no holder and no waiter has no entry. */
   private readonly tails = new Map<string, Promise<void>>();
 
-  async run<T>(keys: readonly string[], fn: () => Promise<T>): Promise<T> {
-    const ordered = [...new Set(keys)].sort();
+  async run<T>(keys: string | readonly string[], fn: () => Promise<T>): Promise<T> {
+    const ordered = typeof keys === 'string' ? [keys] : [...new Set(keys)].sort();
     const releases: (() => void)[] = [];
     try {
       for (const key of ordered) releases.push(await this.acquire(key));

@@ -35,3 +35,16 @@ describe('KeyedMutex', () => {
     expect(mutex.size).toBe(0);
   });
 });
+
+describe('KeyedMutex with several keys', () => {
+  it('takes overlapping key sets in one order, so crossing sections cannot deadlock', async () => {
+    const mutex = new KeyedMutex();
+    const done: string[] = [];
+    await Promise.all([
+      mutex.run(['x', 'y'], async () => { await tick(); done.push('xy'); }),
+      mutex.run(['y', 'x'], async () => { await tick(); done.push('yx'); }),
+    ]);
+    expect(done).toEqual(['xy', 'yx']);
+    expect(mutex.size).toBe(0);
+  });
+});
