@@ -4,6 +4,7 @@ import * as net from 'node:net';
 import * as tls from 'node:tls';
 import { Core, createLogger, type EngineFactory, type Logger } from '@strongroom/core';
 import { kvEngine } from '@strongroom/engine-kv';
+import { transitEngine } from '@strongroom/engine-transit';
 import { LevelStorage } from '@strongroom/raft';
 import { createApp } from './app';
 import type { ListenerConfig, ServerConfig } from './config';
@@ -17,7 +18,7 @@ export interface RunningServer {
   close(graceMs?: number): Promise<void>;
 }
 
-export const ENGINES: EngineFactory[] = [kvEngine];
+export const ENGINES: EngineFactory[] = [kvEngine, transitEngine];
 
 interface Listening {
   listener: net.Server;

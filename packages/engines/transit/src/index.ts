@@ -1,1 +1,1 @@
-export {};
+export { TransitBackend, createTransitBackend, transitEngine } from './transit-engine';

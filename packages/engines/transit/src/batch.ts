@@ -1,0 +1,103 @@
+import {
+  BadRequestError, StrongroomError, convertField,
+  type BackendResponse, type FieldData, type FieldSchema, type Logger,
+} from '@strongroom/core';
+
+export type BatchItem = Record<string, unknown>;
+
+/**
+ * `batch_input` as a list of objects, or null when the request has none. A shape error fails
+ * the whole request: there is no item to attach it to.
+ */
+export function parseBatchInput(fields: FieldData): BatchItem[] | null {
+  if (!fields.has('batch_input')) return null;
+  const raw = fields.get('batch_input');
+  if (!Array.isArray(raw)) throw new BadRequestError('invalid value for "batch_input": expected a list of objects');
+  if (raw.length === 0) throw new BadRequestError('invalid value for "batch_input": missing batch input to process');
+  return raw.map((item, i) => {
+    if (item === null || typeof item !== 'object' || Array.isArray(item)) {
+      throw new BadRequestError(`invalid value for "batch_input[${i}]": expected an object`);
+    }
+    return item as BatchItem;
+  });
+}
+
+const STRING: FieldSchema = { type: 'string' };
+const INT: FieldSchema = { type: 'int' };
+
+/** A string member of an item; a value of the wrong type fails the request naming the item. */
+export function itemString(item: BatchItem, index: number, name: string): string {
+  const value = item[name];
+  if (value === undefined || value === null) return '';
+  return convertField(`batch_input[${index}].${name}`, STRING, value) as string;
+}
+
+export function itemInt(item: BatchItem, index: number, name: string): number {
+  const value = item[name];
+  if (value === undefined || value === null || value === '') return 0;
+  return convertField(`batch_input[${index}].${name}`, INT, value) as number;
+}
+
+/** One item's outcome: its result members, or the error that replaced them. */
+export type ItemOutcome = { ok: Record<string, unknown> } | { error: unknown };
+
+/**
+ * Runs `work` on every item in order, turning an item's failure into that item's `error`
+ * rather than the request's. A failure that is not a StrongroomError is ours, not the
+ * caller's: it counts as internal and its text is not shown.
+ */
+export async function runItems<T>(items: readonly T[], work: (item: T, index: number) => Promise<Record<string, unknown>>): Promise<ItemOutcome[]> {
+  const out: ItemOutcome[] = [];
+  for (let i = 0; i < items.length; i++) {
+    try {
+      out.push({ ok: await work(items[i] as T, i) });
+    } catch (error) {
+      out.push({ error });
+    }
+  }
+  return out;
+}
+
+function isUserError(err: unknown): boolean {
+  return err instanceof StrongroomError && err.status < 500;
+}
+
+/** The partial_failure_response_code field: a final HTTP status a client can receive. */
+export function parsePartialFailureCode(fields: FieldData): number | undefined {
+  if (!fields.has('partial_failure_response_code')) return undefined;
+  const code = fields.int('partial_failure_response_code');
+  // Vault takes 1-599; a 1xx cannot be a final HTTP reply, so those are refused here.
+  if (code < 200 || code > 599) {
+    throw new BadRequestError('invalid value for "partial_failure_response_code": must be an HTTP status between 200 and 599');
+  }
+  return code;
+}
+
+/**
+ * The reply to a batch: `batch_results` in input order, each with its `reference`. With no
+ * failure the status is 200. When items failed it is 400 if any failure was the caller's and
+ * 500 otherwise; if some items succeeded, partial_failure_response_code replaces it.
+ */
+export function batchReply(
+  items: readonly BatchItem[], outcomes: readonly ItemOutcome[], partialFailureCode: number | undefined, logger: Logger,
+): BackendResponse {
+  let failures = 0;
+  let userFailures = 0;
+  const results = outcomes.map((outcome, i) => {
+    const reference = items[i]?.['reference'];
+    const ref = typeof reference === 'string' ? reference : reference === undefined || reference === null ? '' : String(reference);
+    if ('ok' in outcome) return { ...outcome.ok, reference: ref };
+    failures++;
+    const user = isUserError(outcome.error);
+    if (user) userFailures++;
+    else logger.error('transit batch item failed', { index: i, error: String(outcome.error) });
+    const message = user ? (outcome.error as Error).message : 'internal error';
+    return { error: message, reference: ref };
+  });
+  const reply: BackendResponse = { data: { batch_results: results } };
+  if (failures > 0) {
+    const someSucceeded = failures < outcomes.length;
+    reply.status = someSucceeded && partialFailureCode !== undefined ? partialFailureCode : userFailures > 0 ? 400 : 500;
+  }
+  return reply;
+}

@@ -1,0 +1,48 @@
+import { BadRequestError } from '@strongroom/core';
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const LINE_BREAKS = /[\r\n]/g;
+
+/**
+ * Standard, padded base64 as Vault decodes it: line breaks are skipped (the `base64` tool
+ * wraps its output), anything else outside the alphabet is refused rather than dropped the way
+ * Buffer.from would, so a mistyped value fails instead of encrypting something else.
+ */
+export function decodeBase64(field: string, value: string): Buffer {
+  const text = value.includes('\n') || value.includes('\r') ? value.replace(LINE_BREAKS, '') : value;
+  if (text.length % 4 !== 0 || !BASE64.test(text)) {
+    throw new BadRequestError(`invalid value for "${field}": expected standard base64`);
+  }
+  return Buffer.from(text, 'base64');
+}
+
+/** An optional base64 field: empty means absent. */
+export function decodeOptionalBase64(field: string, value: string): Buffer | undefined {
+  return value === '' ? undefined : decodeBase64(field, value);
+}
+
+export const CIPHERTEXT_PREFIX = 'vault:';
+
+export function formatCiphertext(version: number, payload: Buffer): string {
+  return `${CIPHERTEXT_PREFIX}v${version}:${payload.toString('base64')}`;
+}
+
+export interface ParsedCiphertext {
+  version: number;
+  payload: Buffer;
+}
+
+// The messages are Vault's: clients and runbooks match on them.
+export function parseCiphertext(text: string): ParsedCiphertext {
+  if (!text.startsWith(CIPHERTEXT_PREFIX)) throw new BadRequestError('invalid ciphertext: no prefix');
+  const rest = text.slice(CIPHERTEXT_PREFIX.length);
+  const colon = rest.indexOf(':');
+  if (colon < 0) throw new BadRequestError('invalid ciphertext: wrong number of fields');
+  const versionText = rest.slice(0, colon);
+  if (!/^v\d{1,9}$/.test(versionText)) throw new BadRequestError('invalid ciphertext: version number could not be decoded');
+  // Ciphertext from before versions were numbered from 1 says v0 and means version 1.
+  const version = Math.max(1, Number(versionText.slice(1)));
+  const body = rest.slice(colon + 1);
+  if (body.length % 4 !== 0 || !BASE64.test(body)) throw new BadRequestError('invalid ciphertext: could not decode base64');
+  return { version, payload: Buffer.from(body, 'base64') };
+}

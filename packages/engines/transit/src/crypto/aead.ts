@@ -1,0 +1,95 @@
+import {
+  createCipheriv, createDecipheriv, randomBytes,
+  type CipherChaCha20Poly1305, type CipherGCM, type DecipherChaCha20Poly1305, type DecipherGCM,
+} from 'node:crypto';
+import { CryptoInputError } from './errors';
+import type { AeadKeyType } from './key-types';
+
+export const AEAD_NONCE_SIZE = 12;
+export const AEAD_TAG_SIZE = 16;
+
+export interface AeadEncryptOptions {
+  associatedData?: Buffer;
+  /**
+   * A fixed nonce (convergent encryption, or a version-1 convergent caller nonce). Omitted means a
+   * fresh random nonce, which is the only safe choice for non-convergent keys.
+   */
+  nonce?: Buffer;
+  /**
+   * Whether the payload starts with the nonce. Only version-1 convergent keys leave it out: the
+   * caller keeps the nonce and hands it back on decrypt.
+   */
+  includeNonce?: boolean;
+}
+
+export interface AeadDecryptOptions {
+  associatedData?: Buffer;
+  /** Set only when the payload has no nonce in front (version-1 convergent keys). */
+  nonce?: Buffer;
+}
+
+function checkKey(type: AeadKeyType, key: Buffer): void {
+  const want = type === 'aes128-gcm96' ? 16 : 32;
+  // A key of the wrong size is a storage or derivation bug, never something a caller sent.
+  if (key.length !== want) throw new RangeError(`${type} needs a ${want}-byte key, got ${key.length}`);
+}
+
+function makeCipher(type: AeadKeyType, key: Buffer, nonce: Buffer): CipherGCM | CipherChaCha20Poly1305 {
+  checkKey(type, key);
+  const authTagLength = AEAD_TAG_SIZE;
+  if (type === 'chacha20-poly1305') return createCipheriv('chacha20-poly1305', key, nonce, { authTagLength });
+  return createCipheriv(type === 'aes128-gcm96' ? 'aes-128-gcm' : 'aes-256-gcm', key, nonce, { authTagLength });
+}
+
+function makeDecipher(type: AeadKeyType, key: Buffer, nonce: Buffer): DecipherGCM | DecipherChaCha20Poly1305 {
+  checkKey(type, key);
+  const authTagLength = AEAD_TAG_SIZE;
+  if (type === 'chacha20-poly1305') return createDecipheriv('chacha20-poly1305', key, nonce, { authTagLength });
+  return createDecipheriv(type === 'aes128-gcm96' ? 'aes-128-gcm' : 'aes-256-gcm', key, nonce, { authTagLength });
+}
+
+function checkNonce(nonce: Buffer): Buffer {
+  if (nonce.length !== AEAD_NONCE_SIZE) {
+    throw new CryptoInputError('nonce', `base64-decoded nonce must be ${AEAD_NONCE_SIZE} bytes long but given ${nonce.length} bytes`);
+  }
+  return nonce;
+}
+
+/** Returns nonce(12) ‖ ciphertext ‖ tag(16), or ciphertext ‖ tag when includeNonce is false. */
+export function aeadEncrypt(type: AeadKeyType, key: Buffer, plaintext: Buffer, opts: AeadEncryptOptions = {}): Buffer {
+  const nonce = opts.nonce ? checkNonce(opts.nonce) : randomBytes(AEAD_NONCE_SIZE);
+  const cipher = makeCipher(type, key, nonce);
+  if (opts.associatedData && opts.associatedData.length > 0) {
+    cipher.setAAD(opts.associatedData, { plaintextLength: plaintext.length });
+  }
+  const body = Buffer.concat([cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
+  return opts.includeNonce === false ? body : Buffer.concat([nonce, body]);
+}
+
+export function aeadDecrypt(type: AeadKeyType, key: Buffer, payload: Buffer, opts: AeadDecryptOptions = {}): Buffer {
+  checkKey(type, key);
+  let nonce: Buffer;
+  let body: Buffer;
+  if (opts.nonce) {
+    nonce = checkNonce(opts.nonce);
+    body = payload;
+  } else {
+    if (payload.length < AEAD_NONCE_SIZE) throw new CryptoInputError('ciphertext', 'invalid ciphertext length');
+    nonce = payload.subarray(0, AEAD_NONCE_SIZE);
+    body = payload.subarray(AEAD_NONCE_SIZE);
+  }
+  if (body.length < AEAD_TAG_SIZE) throw new CryptoInputError('ciphertext', 'invalid ciphertext length');
+  const tag = body.subarray(body.length - AEAD_TAG_SIZE);
+  const data = body.subarray(0, body.length - AEAD_TAG_SIZE);
+  const decipher = makeDecipher(type, key, nonce);
+  decipher.setAuthTag(tag);
+  if (opts.associatedData && opts.associatedData.length > 0) {
+    decipher.setAAD(opts.associatedData, { plaintextLength: data.length });
+  }
+  try {
+    return Buffer.concat([decipher.update(data), decipher.final()]);
+  } catch {
+    // Wrong key, context, associated_data or tampered bytes all look the same, deliberately.
+    throw new CryptoInputError('ciphertext', 'ciphertext: message authentication failed');
+  }
+}
