@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { systemClock, type Clock } from './clock';
+import { systemClock, type Clock, type TimerHandle } from './clock';
 import {
   BadRequestError, NotFoundError, NotInitializedError, PermissionDeniedError, SealedError, UnsupportedOperationError,
 } from './errors';
@@ -67,6 +67,9 @@ export interface CoreReply {
   body: unknown;
 }
 
+/** How often mounts' background work runs (see `Backend.periodic`). */
+export const PERIODIC_INTERVAL_MS = 60_000;
+
 /** Paths that answer while sealed or before init; everything else is 503. */
 const SEALED_PATHS = new Set(['sys/init', 'sys/seal-status', 'sys/unseal', 'sys/health', 'sys/leader']);
 
@@ -106,6 +109,8 @@ export class Core {
   clusterId = '';
   private unsealedAt = 0;
   private ready = false;
+  private periodicTimer: TimerHandle | null = null;
+  private periodicRun: Promise<void> | null = null;
 
   constructor(options: CoreOptions) {
     this.clock = options.clock ?? systemClock;
@@ -229,6 +234,7 @@ export class Core {
       await this.audit.load();
       this.unsealedAt = this.clock.now();
       this.ready = true;
+      this.schedulePeriodic();
       this.logger.info('unsealed', { cluster_id: this.clusterId });
     } catch (err) {
       await this.sealNow();
@@ -238,6 +244,9 @@ export class Core {
 
   async sealNow(): Promise<void> {
     this.ready = false;
+    this.periodicTimer?.cancel();
+    this.periodicTimer = null;
+    await this.periodicRun;
     await this.audit.clear();
     this.expiration.stop();
     this.tokens.stop();
@@ -291,6 +300,14 @@ export class Core {
     };
   }
 
+  /** A request context for work core starts itself (lease revocation, periodic work). */
+  private internalRequest(view: NamespaceView, kind: TableKind, entry: MountEntry, path: string): BackendRequest {
+    return {
+      id: randomUUID(), operation: 'delete', path, mount: this.mountSettings(kind, entry),
+      storage: this.mountStorage(kind, entry), data: {}, headers: {}, namespace: { id: view.id, path: view.path },
+    };
+  }
+
   /** The backend and a request context for a lease's mount, found by UUID (mounts can move). */
   private leaseTarget(lease: LeaseEntry): { backend: Backend; req: BackendRequest } | null {
     for (const view of this.namespaces.all()) {
@@ -298,16 +315,35 @@ export class Core {
       const entry = table.all().find((e) => e.uuid === lease.mountUuid);
       const backend = entry ? this.instances.get(entry.uuid) : undefined;
       if (!entry || !backend) continue;
-      return {
-        backend,
-        req: {
-          id: randomUUID(), operation: 'delete', path: lease.path, mount: this.mountSettings(lease.mountKind, entry),
-          storage: this.mountStorage(lease.mountKind, entry), data: {}, headers: {},
-          namespace: { id: view.id, path: view.path },
-        },
-      };
+      return { backend, req: this.internalRequest(view, lease.mountKind, entry, lease.path) };
     }
     return null;
+  }
+
+  private schedulePeriodic(): void {
+    this.periodicTimer = this.clock.setTimer(PERIODIC_INTERVAL_MS, () => {
+      this.periodicRun = this.runPeriodic().finally(() => {
+        this.periodicRun = null;
+        if (this.ready) this.schedulePeriodic();
+      });
+    });
+  }
+
+  /** Runs every mount's background work once; one mount's failure does not stop the others. */
+  async runPeriodic(): Promise<void> {
+    for (const view of this.namespaces.all()) {
+      for (const [kind, table] of [['secret', view.mounts], ['auth', view.auths]] as const) {
+        for (const entry of table.all()) {
+          const backend = this.instances.get(entry.uuid);
+          if (!backend || !this.ready) continue;
+          try {
+            await backend.periodic(this.internalRequest(view, kind, entry, ''));
+          } catch (err) {
+            this.logger.error('periodic work of a mount failed', { mount: view.path + entry.path, err });
+          }
+        }
+      }
+    }
   }
 
   private route(view: NamespaceView, path: string): Routed | null {

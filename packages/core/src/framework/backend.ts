@@ -33,6 +33,13 @@ export class Backend {
     this.paths = paths.map((def) => ({ def, regex: new RegExp(`^(?:${def.pattern})$`) }));
   }
 
+  /**
+   * Background work of a mount (key auto-rotation, tidying), run by core about once a minute
+   * on the active node with the mount's storage. Whatever it schedules must be derivable from
+   * storage, so a restart or a new leader picks it up. Override to use.
+   */
+  async periodic(_req: BackendRequest): Promise<void> {}
+
   match(path: string): PathMatch | null {
     for (const compiled of this.paths) {
       const m = compiled.regex.exec(path);

@@ -1,4 +1,4 @@
-import { Backend, type EngineContext, type EngineFactory, type LogicalStorage } from '@strongroom/core';
+import { Backend, type BackendRequest, type EngineContext, type EngineFactory, type LogicalStorage } from '@strongroom/core';
 import type { KeyPolicy } from './key-policy';
 import { KeyStore } from './key-store';
 import { cacheConfigPaths } from './path-cache-config';
@@ -31,6 +31,11 @@ export class TransitBackend extends Backend {
       ...encryptPaths(context), ...decryptPaths(context), ...rewrapPaths(context), ...datakeyPaths(context),
     ]);
     this.context = context;
+  }
+
+  /** Core's background tick on the active node: rotate the keys that are due. */
+  override async periodic(req: BackendRequest): Promise<void> {
+    await this.rotateDueKeys(req.storage);
   }
 
   /**
