@@ -4,6 +4,7 @@
 // load generator does not share their event loop.
 const { spawn } = require('node:child_process');
 const path = require('node:path');
+const { createCipheriv, createSecretKey, randomBytes } = require('node:crypto');
 const { runLoad } = require('./load');
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -23,6 +24,24 @@ function startProcess(args, ready) {
     proc.stderr.on('data', onData);
     proc.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
   });
+}
+
+/** The crypto ceiling: AES-256-GCM of 1 KiB with a fresh nonce, on this one core. */
+function rawAesRate(seconds) {
+  const key = createSecretKey(randomBytes(32));
+  const data = randomBytes(1024);
+  const deadline = Date.now() + seconds * 1000;
+  let count = 0;
+  while (Date.now() < deadline) {
+    for (let i = 0; i < 1000; i++) {
+      const cipher = createCipheriv('aes-256-gcm', key, randomBytes(12));
+      cipher.update(data);
+      cipher.final();
+      cipher.getAuthTag();
+    }
+    count += 1000;
+  }
+  return { rate: count / seconds, p50: 0, p99: 0, errors: 0 };
 }
 
 function row(name, r, ceiling) {
@@ -49,10 +68,31 @@ async function main() {
         url: `${base}/v1/secret/data/bench/write`, method: 'POST', headers, body: () => payload, concurrency, seconds: SECONDS,
       }), ceiling);
     }
+    await transitRows(base, headers, echoUrl);
   } finally {
     echo.proc.kill('SIGTERM');
     sr.proc.kill('SIGTERM');
   }
+}
+
+async function transitRows(base, headers, echoUrl) {
+  await fetch(`${base}/v1/sys/mounts/transit`, { method: 'POST', headers, body: JSON.stringify({ type: 'transit' }) });
+  await fetch(`${base}/v1/transit/keys/bench`, { method: 'POST', headers, body: '{}' });
+  const plaintext = randomBytes(1024).toString('base64');
+  const single = JSON.stringify({ plaintext });
+  console.log('\nTransit encrypt of 1 KiB');
+  for (const concurrency of [16, 64]) {
+    const ceiling = await runLoad({ url: echoUrl, method: 'POST', body: () => single, concurrency, seconds: SECONDS });
+    row(`ceiling: node:http JSON echo (1 KiB body), c=${concurrency}`, ceiling);
+    row(`transit encrypt, single requests, c=${concurrency}`, await runLoad({
+      url: `${base}/v1/transit/encrypt/bench`, method: 'POST', headers, body: () => single, concurrency, seconds: SECONDS,
+    }), ceiling);
+  }
+  const crypto = rawAesRate(Math.min(SECONDS, 3));
+  row('ceiling: raw AES-256-GCM of 1 KiB, one core', crypto);
+  const batch = JSON.stringify({ batch_input: Array.from({ length: 1000 }, () => ({ plaintext })) });
+  const batches = await runLoad({ url: `${base}/v1/transit/encrypt/bench`, method: 'POST', headers, body: () => batch, concurrency: 4, seconds: SECONDS });
+  row('transit encrypt, batches of 1,000 (items/s)', { ...batches, rate: batches.rate * 1000 }, crypto);
 }
 
 main().catch((err) => {

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, randomInt } from 'node:crypto';
+import { createHmac, randomBytes, randomInt, type KeyObject } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -17,8 +17,11 @@ export function newAccessor(): string {
   return randomBase62(24);
 }
 
-/** Token IDs are only stored as HMAC-SHA256 under a per-cluster salt; the ID itself never is. */
-export function hashToken(salt: Buffer, id: string): string {
+/**
+ * Token IDs are only stored as HMAC-SHA256 under a per-cluster salt; the ID itself never is.
+ * Pass the salt as a KeyObject on hot paths: building one from raw bytes costs more than the HMAC.
+ */
+export function hashToken(salt: Buffer | KeyObject, id: string): string {
   return createHmac('sha256', salt).update(id).digest('hex');
 }
 

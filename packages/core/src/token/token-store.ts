@@ -1,3 +1,4 @@
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import type { Clock, TimerHandle } from '../clock';
 import { KeyedMutex } from '../keyed-mutex';
 import { BadRequestError, PermissionDeniedError } from '../errors';
@@ -29,6 +30,7 @@ export type NewToken = Omit<TokenEntry, 'hash' | 'accessor'>;
  */
 export class TokenStore {
   private salt: Buffer | null = null;
+  private saltKey: KeyObject | null = null;
   private readonly cache = new Map<string, TokenEntry>();
   private expiryTimer: TimerHandle | null = null;
   private nextExpiry = 0;
@@ -54,6 +56,7 @@ export class TokenStore {
       this.salt = newSalt();
       await this.barrier.put(SALT_KEY, this.salt);
     }
+    this.saltKey = createSecretKey(this.salt);
     this.stopped = false;
     await this.scheduleExpiry();
   }
@@ -67,11 +70,12 @@ export class TokenStore {
     this.spent.clear();
     this.salt?.fill(0);
     this.salt = null;
+    this.saltKey = null;
   }
 
   hash(id: string): string {
-    if (!this.salt) throw new Error('token store is not set up');
-    return hashToken(this.salt, id);
+    if (!this.saltKey) throw new Error('token store is not set up');
+    return hashToken(this.saltKey, id);
   }
 
   /** Stores a new token and returns its ID, the only time the ID exists outside the client. */

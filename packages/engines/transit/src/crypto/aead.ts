@@ -1,6 +1,6 @@
 import {
-  createCipheriv, createDecipheriv, randomBytes,
-  type CipherChaCha20Poly1305, type CipherGCM, type DecipherChaCha20Poly1305, type DecipherGCM,
+  createCipheriv, createDecipheriv, createSecretKey, randomBytes,
+  type CipherChaCha20Poly1305, type CipherGCM, type DecipherChaCha20Poly1305, type DecipherGCM, type KeyObject,
 } from 'node:crypto';
 import { CryptoInputError } from './errors';
 import type { AeadKeyType } from './key-types';
@@ -34,18 +34,34 @@ function checkKey(type: AeadKeyType, key: Buffer): void {
   if (key.length !== want) throw new RangeError(`${type} needs a ${want}-byte key, got ${key.length}`);
 }
 
+/**
+ * node builds a KeyObject from a raw key on every cipher, which costs more than encrypting
+ * 1 KiB. A key version's bytes stay the same Buffer while its key is cached, so the KeyObject is
+ * kept beside it; derived keys are fresh Buffers per request and simply miss.
+ */
+const keyObjects = new WeakMap<Buffer, KeyObject>();
+
+function keyObjectOf(key: Buffer): KeyObject {
+  let obj = keyObjects.get(key);
+  if (!obj) {
+    obj = createSecretKey(key);
+    keyObjects.set(key, obj);
+  }
+  return obj;
+}
+
 function makeCipher(type: AeadKeyType, key: Buffer, nonce: Buffer): CipherGCM | CipherChaCha20Poly1305 {
   checkKey(type, key);
   const authTagLength = AEAD_TAG_SIZE;
-  if (type === 'chacha20-poly1305') return createCipheriv('chacha20-poly1305', key, nonce, { authTagLength });
-  return createCipheriv(type === 'aes128-gcm96' ? 'aes-128-gcm' : 'aes-256-gcm', key, nonce, { authTagLength });
+  if (type === 'chacha20-poly1305') return createCipheriv('chacha20-poly1305', keyObjectOf(key), nonce, { authTagLength });
+  return createCipheriv(type === 'aes128-gcm96' ? 'aes-128-gcm' : 'aes-256-gcm', keyObjectOf(key), nonce, { authTagLength });
 }
 
 function makeDecipher(type: AeadKeyType, key: Buffer, nonce: Buffer): DecipherGCM | DecipherChaCha20Poly1305 {
   checkKey(type, key);
   const authTagLength = AEAD_TAG_SIZE;
-  if (type === 'chacha20-poly1305') return createDecipheriv('chacha20-poly1305', key, nonce, { authTagLength });
-  return createDecipheriv(type === 'aes128-gcm96' ? 'aes-128-gcm' : 'aes-256-gcm', key, nonce, { authTagLength });
+  if (type === 'chacha20-poly1305') return createDecipheriv('chacha20-poly1305', keyObjectOf(key), nonce, { authTagLength });
+  return createDecipheriv(type === 'aes128-gcm96' ? 'aes-128-gcm' : 'aes-256-gcm', keyObjectOf(key), nonce, { authTagLength });
 }
 
 function checkNonce(nonce: Buffer): Buffer {
