@@ -1,5 +1,5 @@
 import { BadRequestError, UnsupportedOperationError } from '../errors';
-import { parseFields, type FieldData } from './fields';
+import { parseFields, requireFields, type FieldData } from './fields';
 import type { BackendRequest, BackendResponse, Operation, PathDefinition, SecretType } from './types';
 
 export interface CompiledPath {
@@ -64,9 +64,19 @@ export class Backend {
     return includesOp(match.path.def.sudo, op);
   }
 
+  /** Fields parsed for the existence check, reused by `execute` for the same request. */
+  private readonly parsed = new WeakMap<BackendRequest, { fields: FieldData; unknown: string[] }>();
+
   /** Parses fields leniently (no required check) so an existence check can read path captures. */
   private fieldsFor(match: PathMatch, req: BackendRequest, requireRequired: boolean): { fields: FieldData; unknown: string[] } {
-    return parseFields(match.path.def.fields ?? {}, req.data, match.captures, { requireRequired });
+    const earlier = this.parsed.get(req);
+    if (earlier) {
+      if (requireRequired) requireFields(match.path.def.fields ?? {}, earlier.fields);
+      return earlier;
+    }
+    const result = parseFields(match.path.def.fields ?? {}, req.data, match.captures, { requireRequired });
+    if (!requireRequired) this.parsed.set(req, result);
+    return result;
   }
 
   /** Turns an HTTP write into create or update, as the path's existence check says. */

@@ -169,6 +169,13 @@ export class FieldData {
   }
 }
 
+/** Refuses a write that lacks a required field (for fields parsed before the operation was known). */
+export function requireFields(schemas: FieldSchemas, fields: FieldData): void {
+  for (const [name, schema] of Object.entries(schemas)) {
+    if (schema.required && !fields.has(name)) throw new BadRequestError(`missing required field "${name}"`);
+  }
+}
+
 /**
  * Validates `data` against `schemas`: converts each given field, fills defaults, enforces
  * `required`, and reports fields the schema does not know (Vault answers those with a warning).
@@ -199,7 +206,9 @@ export function parseFields(
   for (const [name, schema] of Object.entries(schemas)) {
     if (provided.has(name)) continue;
     if (schema.required && options.requireRequired) throw new BadRequestError(`missing required field "${name}"`);
-    if (schema.default !== undefined) values[name] = structuredClone(schema.default);
+    // Only objects need copying, so a handler cannot change the schema's default for the next call.
+    const d = schema.default;
+    if (d !== undefined) values[name] = d !== null && typeof d === 'object' ? structuredClone(d) : d;
   }
   return { fields: new FieldData(values, provided, data), unknown };
 }
