@@ -493,7 +493,19 @@ export class Core {
   async aclFor(entry: TokenEntry, view: NamespaceView, path: string): Promise<{ acl: ACL; aclPath: string }> {
     const home = this.namespaces.byId(entry.namespace);
     if (!home || !view.path.startsWith(home.path)) throw new PermissionDeniedError();
-    return { acl: await home.policies.acl(entry.policies), aclPath: view.path.slice(home.path.length) + path };
+    const policies = [...entry.policies, ...(await this.identityPolicies(entry))];
+    return { acl: await home.policies.acl(policies), aclPath: view.path.slice(home.path.length) + path };
+  }
+
+  /**
+   * The policies a token's entity adds on top of the token's own (Vault's identity policies).
+   * A disabled entity's tokens are refused without being revoked, so enabling it restores them.
+   */
+  async identityPolicies(entry: TokenEntry): Promise<string[]> {
+    if (!entry.entityId) return [];
+    const entity = await this.identity.get(entry.entityId);
+    if (entity?.disabled) throw new PermissionDeniedError();
+    return entity ? entity.policies.filter((p) => !entry.policies.includes(p)) : [];
   }
 
   /** Resolves the token, checks bound CIDRs, the ACL, sudo and parameter rules; counts a use. */

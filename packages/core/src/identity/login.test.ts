@@ -62,6 +62,20 @@ describe('logging in through an auth method', () => {
     expect((await r.call('update', 'auth/test/login', undefined, { name: 'dave' })).status).toBe(403);
   });
 
+  it('grants an entity\'s policies to its tokens, and refuses its tokens while it is disabled', async () => {
+    const { r, login } = await setup();
+    await r.policy('extra', 'path "sys/policies/acl/*" { capabilities = ["read"] }');
+    const auth = await login({ name: 'frank' });
+    expect((await r.call('read', 'sys/policies/acl/extra', auth.client_token)).status).toBe(403);
+    await r.ok('update', `identity/entity/id/${auth.entity_id}`, r.root, { policies: ['extra'] });
+    expect((await r.call('read', 'sys/policies/acl/extra', auth.client_token)).status).toBe(200);
+    expect((await r.ok('read', 'auth/token/lookup-self', auth.client_token)).body.data.identity_policies).toEqual(['extra']);
+    await r.ok('update', `identity/entity/id/${auth.entity_id}`, r.root, { disabled: true });
+    expect((await r.call('read', 'auth/token/lookup-self', auth.client_token)).status).toBe(403);
+    await r.ok('update', `identity/entity/id/${auth.entity_id}`, r.root, { disabled: false });
+    expect((await r.call('read', 'auth/token/lookup-self', auth.client_token)).status).toBe(200);
+  });
+
   it('revokes the method\'s tokens and drops its aliases when the method is disabled', async () => {
     const { r, accessor, login } = await setup();
     const auth = await login({ name: 'erin' });

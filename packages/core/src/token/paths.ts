@@ -11,7 +11,7 @@ function rfc3339(ms: number): string {
 }
 
 /** The `data` of a token lookup, in Vault's shape. `id` is blank when looked up by accessor. */
-function lookupData(core: Core, entry: TokenEntry, id: string): Record<string, unknown> {
+async function lookupData(core: Core, entry: TokenEntry, id: string): Promise<Record<string, unknown>> {
   const now = core.clock.now();
   const ttl = entry.expireTime === 0 ? 0 : Math.max(0, Math.floor((entry.expireTime - now) / 1000));
   return {
@@ -29,6 +29,7 @@ function lookupData(core: Core, entry: TokenEntry, id: string): Record<string, u
     orphan: entry.parent === undefined,
     path: entry.path,
     policies: entry.policies,
+    identity_policies: await core.identityPolicies(entry).catch(() => []),
     renewable: entry.renewable && entry.expireTime !== 0,
     ttl,
     type: entry.type,
@@ -104,7 +105,7 @@ const INCREMENT = { increment: { type: 'duration' as const } };
 export function tokenPaths(core: Core): PathDefinition[] {
   const lookupSelf = async (req: BackendRequest) => {
     const { id, entry } = await selfArg(core, req);
-    return { data: lookupData(core, entry, id) };
+    return { data: await lookupData(core, entry, id) };
   };
   return [
     definePath({
@@ -123,7 +124,7 @@ export function tokenPaths(core: Core): PathDefinition[] {
       operations: {
         update: async (_req, f) => {
           const { id, entry } = await tokenArg(core, f);
-          return { data: lookupData(core, entry, id) };
+          return { data: await lookupData(core, entry, id) };
         },
       },
     }),
@@ -135,7 +136,7 @@ export function tokenPaths(core: Core): PathDefinition[] {
     definePath({
       pattern: 'lookup-accessor',
       fields: ACCESSOR,
-      operations: { update: async (_req, f) => ({ data: lookupData(core, await accessorArg(core, f), '') }) },
+      operations: { update: async (_req, f) => ({ data: await lookupData(core, await accessorArg(core, f), '') }) },
     }),
     definePath({
       pattern: 'renew',

@@ -416,7 +416,7 @@ describe('bound CIDRs', () => {
 
 describe('lookups', () => {
   const KEYS = [
-    'accessor', 'creation_time', 'creation_ttl', 'display_name', 'entity_id', 'expire_time', 'explicit_max_ttl', 'id',
+    'accessor', 'creation_time', 'creation_ttl', 'display_name', 'entity_id', 'expire_time', 'explicit_max_ttl', 'id', 'identity_policies',
     'issue_time', 'meta', 'namespace_path', 'num_uses', 'orphan', 'path', 'policies', 'renewable', 'ttl', 'type',
   ];
 
@@ -437,6 +437,7 @@ describe('lookups', () => {
       expire_time: expireTimeAfter(HOUR),
       explicit_max_ttl: 2 * HOUR,
       id: auth.client_token,
+      identity_policies: [],
       issue_time: new Date(START).toISOString(),
       meta: null,
       namespace_path: '',
