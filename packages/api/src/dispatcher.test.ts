@@ -117,6 +117,18 @@ describe('HTTP conventions a Vault client relies on', () => {
     expect(jwt.status).toBe(400);
   });
 
+  it('runs a request in the namespace named by X-Vault-Namespace or a path prefix', async () => {
+    expect((await call(t.url, 'POST', 'sys/namespaces/web', { token: root })).status).toBe(200);
+    await call(t.url, 'POST', 'sys/mounts/kv', { token: root, headers: { 'x-vault-namespace': 'web' }, body: { type: 'kv-v2' } });
+    await call(t.url, 'POST', 'web/kv/data/site', { token: root, body: { data: { v: 1 } } });
+    const viaHeader = await call(t.url, 'GET', 'kv/data/site', { token: root, headers: { 'x-vault-namespace': 'web/' } });
+    expect(viaHeader.json.data.data).toEqual({ v: 1 });
+    expect((await call(t.url, 'GET', 'kv/data/site', { token: root })).status).toBe(404);
+    const restricted = await call(t.url, 'PUT', 'web/sys/seal', { token: root });
+    expect(restricted.status).toBe(400);
+    expect(restricted.json.errors[0]).toMatch(/only available in the root namespace/);
+  });
+
   it('serves health with Vault status codes and query overrides, also for HEAD', async () => {
     const health = await call(t.url, 'GET', 'sys/health');
     expect(health.status).toBe(200);
