@@ -119,6 +119,25 @@ describe('the strongroom command', () => {
     expect(await exitOf(proc)).toBe(0);
   });
 
+  it('starts from the README\'s `npm run dev`', async () => {
+    const port = await freePort();
+    // Its own process group, so that npm, its shell and the server all stop together.
+    const proc = spawn('npm', ['run', 'dev', '--', '--listen', `127.0.0.1:${port}`], { cwd: REPO, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    proc.stdout?.on('data', (d: Buffer) => { output += d.toString(); });
+    proc.stderr?.on('data', (d: Buffer) => { output += d.toString(); });
+    try {
+      const deadline = Date.now() + 60_000;
+      while (!/Root Token/.test(output) && Date.now() < deadline && proc.exitCode === null) await new Promise((r) => setTimeout(r, 100));
+      expect(output).toMatch(/Root Token: \S+/);
+      const health = await fetch(`http://127.0.0.1:${port}/v1/sys/health`);
+      expect(health.status).toBe(200);
+    } finally {
+      if (proc.pid) process.kill(-proc.pid, 'SIGINT');
+    }
+    await exitOf(proc);
+  }, 90_000);
+
   it('is available as npx strongroom from the checkout', () => {
     const r = spawnSync('npx', ['--no-install', 'strongroom', 'help'], { cwd: REPO, encoding: 'utf8', timeout: 60_000 });
     expect(r.status).toBe(0);
