@@ -1,5 +1,7 @@
 import { BadRequestError, definePath, type BackendResponse, type PathDefinition } from '@strongroom/core';
+import { decodeBase64 } from './codec';
 import { checkCreationOptions, generateKeyPolicy, keyReadView, type KeyCreationOptions } from './key-policy';
+import { showDerivedPublicKeys } from './path-sign';
 import { KEY_NAME, type TransitContext } from './transit-context';
 
 export function keyNotFound(name: string): BadRequestError {
@@ -31,11 +33,16 @@ export function keysPaths(ctx: TransitContext): PathDefinition[] {
         auto_rotate_period: { type: 'duration', default: 0, description: 'Rotate automatically this often; 0 disables, else at least 1h.' },
         managed_key_name: { type: 'string', default: '', description: 'Managed key by name (type managed_key).' },
         managed_key_id: { type: 'string', default: '', description: 'Managed key by ID (type managed_key).' },
+        context: { type: 'string', description: 'On read: base64 context; a derived ed25519 key then shows the public keys derived for it.' },
       },
       operations: {
         async read(req, fields) {
           const policy = await ctx.keys.get(req.storage, fields.string('name'));
-          return policy ? { data: keyReadView(policy) } : null;
+          if (!policy) return null;
+          const view = keyReadView(policy);
+          const context = fields.string('context');
+          if (context !== '') showDerivedPublicKeys(policy, view, decodeBase64('context', context));
+          return { data: view };
         },
 
         async update(req, fields) {

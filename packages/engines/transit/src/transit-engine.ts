@@ -1,15 +1,24 @@
 import { Backend, type BackendRequest, type EngineContext, type EngineFactory, type LogicalStorage } from '@strongroom/core';
 import type { KeyPolicy } from './key-policy';
 import { KeyStore } from './key-store';
+import { backupPaths } from './path-backup';
+import { byokPaths } from './path-byok';
 import { cacheConfigPaths } from './path-cache-config';
+import { certificatePaths } from './path-certificates';
 import { configKeysPaths } from './path-config-keys';
 import { datakeyPaths } from './path-datakey';
 import { decryptPaths } from './path-decrypt';
 import { encryptPaths } from './path-encrypt';
+import { exportPaths } from './path-export';
+import { hashPaths } from './path-hash';
+import { hmacPaths } from './path-hmac';
+import { importPaths } from './path-import';
 import { keysPaths } from './path-keys';
 import { keysConfigPaths } from './path-keys-config';
+import { randomPaths } from './path-random';
 import { rewrapPaths } from './path-rewrap';
 import { rotatePaths, rotatedCopy, rotationRefusal } from './path-rotate';
+import { signPaths } from './path-sign';
 import { trimPaths } from './path-trim';
 import type { TransitContext } from './transit-context';
 
@@ -29,6 +38,8 @@ export class TransitBackend extends Backend {
       ...keysPaths(context), ...keysConfigPaths(context), ...rotatePaths(context), ...trimPaths(context),
       ...configKeysPaths(context), ...cacheConfigPaths(context),
       ...encryptPaths(context), ...decryptPaths(context), ...rewrapPaths(context), ...datakeyPaths(context),
+      ...signPaths(context), ...hmacPaths(context), ...hashPaths(), ...randomPaths(),
+      ...importPaths(context), ...exportPaths(context), ...byokPaths(context), ...backupPaths(context), ...certificatePaths(context),
     ]);
     this.context = context;
   }
