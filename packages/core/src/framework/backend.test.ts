@@ -82,3 +82,21 @@ describe('the backend framework', () => {
     expect(await h.request('read', 'keys/spoofed')).toBeNull();
   });
 });
+
+describe('path matching', () => {
+  it('finds paths by pattern whatever their literal start, optional characters and alternations', () => {
+    const backend = new Backend('m', [
+      definePath({ pattern: 'keys/?', operations: { list: async () => null } }),
+      definePath({ pattern: 'keys/(?<name>[^/]+)', operations: { read: async () => null } }),
+      definePath({ pattern: '(?:leases/renew|renew)(?:/(?<id>.+))?', operations: { update: async () => null } }),
+      definePath({ pattern: 'a|b', operations: { read: async () => null } }),
+    ]);
+    expect(backend.match('keys')?.path.def.pattern).toBe('keys/?');
+    expect(backend.match('keys/')?.path.def.pattern).toBe('keys/?');
+    expect(backend.match('keys/k1')?.captures).toEqual({ name: 'k1' });
+    expect(backend.match('renew/x/y')?.captures).toEqual({ id: 'x/y' });
+    expect(backend.match('leases/renew')).not.toBeNull();
+    expect(backend.match('b')).not.toBeNull();
+    expect(backend.match('nothing')).toBeNull();
+  });
+});

@@ -5,6 +5,18 @@ import type { BackendRequest, BackendResponse, Operation, PathDefinition, Secret
 export interface CompiledPath {
   def: PathDefinition;
   regex: RegExp;
+  /** The pattern's leading literal text: a path not starting with it cannot match. */
+  literal: string;
+}
+
+/** The literal start of a pattern, up to its first regex construct. */
+function literalPrefix(pattern: string): string {
+  // An alternation may start with something else entirely; such patterns are always tried.
+  if (pattern.includes('|')) return '';
+  const m = /^[A-Za-z0-9_\-/]*/.exec(pattern);
+  const lit = m ? m[0] : '';
+  // A quantifier after the last literal character makes that character optional.
+  return /^[?*{]/.test(pattern.slice(lit.length)) ? lit.slice(0, -1) : lit;
 }
 
 export interface PathMatch {
@@ -30,7 +42,7 @@ export class Backend {
   constructor(type: string, paths: readonly PathDefinition[], secretTypes: Record<string, SecretType> = {}) {
     this.type = type;
     this.secretTypes = secretTypes;
-    this.paths = paths.map((def) => ({ def, regex: new RegExp(`^(?:${def.pattern})$`) }));
+    this.paths = paths.map((def) => ({ def, regex: new RegExp(`^(?:${def.pattern})$`), literal: literalPrefix(def.pattern) }));
   }
 
   /**
@@ -42,6 +54,7 @@ export class Backend {
 
   match(path: string): PathMatch | null {
     for (const compiled of this.paths) {
+      if (!path.startsWith(compiled.literal)) continue;
       const m = compiled.regex.exec(path);
       if (m) {
         const captures: Record<string, string> = {};

@@ -31,6 +31,7 @@ export type NewToken = Omit<TokenEntry, 'hash' | 'accessor'>;
 export class TokenStore {
   private salt: Buffer | null = null;
   private saltKey: KeyObject | null = null;
+  private readonly hashes = new Map<string, string>();
   private readonly cache = new Map<string, TokenEntry>();
   private expiryTimer: TimerHandle | null = null;
   private nextExpiry = 0;
@@ -71,11 +72,18 @@ export class TokenStore {
     this.salt?.fill(0);
     this.salt = null;
     this.saltKey = null;
+    this.hashes.clear();
   }
 
   hash(id: string): string {
     if (!this.saltKey) throw new Error('token store is not set up');
-    return hashToken(this.saltKey, id);
+    // Every request hashes its token; recent ones are remembered (cleared on seal) to skip the HMAC.
+    const known = this.hashes.get(id);
+    if (known !== undefined) return known;
+    const hash = hashToken(this.saltKey, id);
+    if (this.hashes.size >= CACHE_LIMIT) this.hashes.clear();
+    this.hashes.set(id, hash);
+    return hash;
   }
 
   /** Stores a new token and returns its ID, the only time the ID exists outside the client. */

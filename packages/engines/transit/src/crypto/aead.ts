@@ -1,5 +1,5 @@
 import {
-  createCipheriv, createDecipheriv, createSecretKey, randomBytes,
+  createCipheriv, createDecipheriv, createSecretKey, randomFillSync,
   type CipherChaCha20Poly1305, type CipherGCM, type DecipherChaCha20Poly1305, type DecipherGCM, type KeyObject,
 } from 'node:crypto';
 import { CryptoInputError } from './errors';
@@ -72,8 +72,26 @@ function checkNonce(nonce: Buffer): Buffer {
 }
 
 /** Returns nonce(12) ‖ ciphertext ‖ tag(16), or ciphertext ‖ tag when includeNonce is false. */
+/**
+ * Random nonces come from a pool filled by one getrandom call per 4,096 nonces rather than one
+ * call each. A nonce is a view into the pool and is only used before this function returns
+ * (the cipher and Buffer.concat copy it), so a refill can never change one in use.
+ */
+const NONCE_POOL = Buffer.allocUnsafe(AEAD_NONCE_SIZE * 4096);
+let noncePos = NONCE_POOL.length;
+
+function freshNonce(): Buffer {
+  if (noncePos + AEAD_NONCE_SIZE > NONCE_POOL.length) {
+    randomFillSync(NONCE_POOL);
+    noncePos = 0;
+  }
+  const nonce = NONCE_POOL.subarray(noncePos, noncePos + AEAD_NONCE_SIZE);
+  noncePos += AEAD_NONCE_SIZE;
+  return nonce;
+}
+
 export function aeadEncrypt(type: AeadKeyType, key: Buffer, plaintext: Buffer, opts: AeadEncryptOptions = {}): Buffer {
-  const nonce = opts.nonce ? checkNonce(opts.nonce) : randomBytes(AEAD_NONCE_SIZE);
+  const nonce = opts.nonce ? checkNonce(opts.nonce) : freshNonce();
   const cipher = makeCipher(type, key, nonce);
   if (opts.associatedData && opts.associatedData.length > 0) {
     cipher.setAAD(opts.associatedData, { plaintextLength: plaintext.length });
