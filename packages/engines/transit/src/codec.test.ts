@@ -18,7 +18,7 @@ describe('decodeBase64', () => {
     expect(decodeBase64('f', '')).toHaveLength(0);
   });
 
-  it.each(['aGVsbG8', 'aGV sbG8=', 'aGVs_G8=', 'a===', '====='])('refuses %j, naming the field', (value) => {
+  it.each(['aGVsbG8', 'aGV sbG8=', 'aGVs_G8=', 'aGVs-G8=', 'aG*sbG8=', 'aG=sbG8=', 'a===', '====='])('refuses %j, naming the field', (value) => {
     expect(message(() => decodeBase64('plaintext', value))).toContain('"plaintext"');
   });
 });
