@@ -8,8 +8,9 @@ import { wrappingPaths } from './path-wrapping';
 import { leasePaths } from './path-leases';
 import { namespacePaths } from './path-namespaces';
 import { auditPaths } from './path-audit';
+import { pluginPaths } from './path-plugins';
 
 /** The `sys/` backend's path table, in match order. */
 export function systemPaths(core: Core): PathDefinition[] {
-  return [...sealPaths(core), ...mountPaths(core), ...policyPaths(core), ...capabilityPaths(core), ...wrappingPaths(core), ...leasePaths(core), ...namespacePaths(core), ...auditPaths(() => core.audit)];
+  return [...sealPaths(core), ...mountPaths(core), ...policyPaths(core), ...capabilityPaths(core), ...wrappingPaths(core), ...leasePaths(core), ...namespacePaths(core), ...auditPaths(() => core.audit), ...pluginPaths(core)];
 }

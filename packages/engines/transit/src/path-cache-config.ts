@@ -26,7 +26,7 @@ export function cacheConfigPaths(ctx: TransitContext): PathDefinition[] {
           await putJson(req.storage, CACHE_CONFIG_KEY, { size });
           const warnings = ctx.keys.activeCacheSize === size
             ? []
-            : ['the new cache size applies when this mount is next loaded (remount, unseal or restart)'];
+            : ['the new cache size applies after the mount is reloaded (sys/plugins/reload/backend), remounted, or the server restarts'];
           return { data: { size }, ...(warnings.length > 0 ? { warnings } : {}) };
         },
       },
