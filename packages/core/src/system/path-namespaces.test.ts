@@ -101,8 +101,13 @@ describe('namespaces', () => {
     await r.ok('delete', 'team/sys/namespaces/sub', r.root);
     expect((await r.call('delete', 'sys/namespaces/team', r.root)).body.errors[0]).toMatch(/still has mounts \(kv\/\)/);
     await r.ok('delete', 'team/sys/mounts/kv', r.root);
+    const teamId = (await r.ok('read', 'sys/namespaces/team', r.root)).body.data.id;
+    await r.ok('update', 'team/sys/config/ui/custom-messages', r.root, {
+      title: 't', message: Buffer.from('m').toString('base64'), start_time: '2026-01-01T00:00:00Z',
+    });
     await r.ok('delete', 'sys/namespaces/team', r.root);
     expect((await r.call('read', 'sys/namespaces/team', r.root)).status).toBe(404);
+    expect(await r.core.barrier.list(`sys/ui-messages/${teamId}/`)).toEqual([]);
     expect(await r.works(token)).toBe(false);
     expect(await r.core.barrier.list('core/namespaces/')).toEqual([]);
   });

@@ -3,6 +3,8 @@ import { NotFoundError } from '../errors';
 import type { FieldData } from '../framework/fields';
 import { definePath, type BackendRequest, type PathDefinition } from '../framework/types';
 import { normalizeNamespacePath, type NamespaceView } from '../namespaces/namespace-registry';
+import { deleteTree } from '../storage/logical';
+import { UI_MESSAGES_PREFIX } from './path-custom-messages';
 
 function info(view: NamespaceView) {
   return { id: view.id, path: view.path, custom_metadata: view.info.customMetadata };
@@ -51,6 +53,8 @@ export function namespacePaths(core: Core): PathDefinition[] {
         delete: async (req, f) => {
           const view = target(req, f);
           await core.namespaces.delete(view);
+          // What the system backend kept for the namespace goes with it.
+          await deleteTree(core.barrier, `${UI_MESSAGES_PREFIX}${view.id}/`);
           // Tokens of a deleted namespace have nothing left to act on.
           await core.tokens.revokeWhere((entry) => entry.namespace === view.id);
           return null;

@@ -9,8 +9,9 @@ import { leasePaths } from './path-leases';
 import { namespacePaths } from './path-namespaces';
 import { auditPaths } from './path-audit';
 import { pluginPaths } from './path-plugins';
+import { customMessagePaths } from './path-custom-messages';
 
 /** The `sys/` backend's path table, in match order. */
 export function systemPaths(core: Core): PathDefinition[] {
-  return [...sealPaths(core), ...mountPaths(core), ...policyPaths(core), ...capabilityPaths(core), ...wrappingPaths(core), ...leasePaths(core), ...namespacePaths(core), ...auditPaths(() => core.audit), ...pluginPaths(core)];
+  return [...sealPaths(core), ...mountPaths(core), ...policyPaths(core), ...capabilityPaths(core), ...wrappingPaths(core), ...leasePaths(core), ...namespacePaths(core), ...auditPaths(() => core.audit), ...pluginPaths(core), ...customMessagePaths(core)];
 }
