@@ -8,7 +8,7 @@ export type {
   SecretResult, SecretType,
 } from './framework/types';
 export type { EngineContext, EngineFactory } from './framework/engine';
-export { BackendHarness } from './framework/testing';
+export { BackendHarness, expectBadRequest, expectFailure } from './framework/testing';
 export { formatDuration, parseDurationSeconds, requireDuration } from './framework/duration';
 export { FakeClock, systemClock } from './clock';
 export type { Clock, TimerHandle } from './clock';

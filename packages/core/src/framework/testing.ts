@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { NotFoundError } from '../errors';
+import { NotFoundError, StrongroomError } from '../errors';
 import type { LogicalStorage } from '../storage/logical';
 import { MemoryStorage } from '../storage/memory-storage';
 import type { Backend } from './backend';
@@ -34,4 +34,24 @@ export class BackendHarness {
     this.lastOperation = req.operation;
     return this.backend.execute(match, req);
   }
+}
+
+/** Awaits a request expected to fail with `status`, returning the error for closer checks. */
+export async function expectFailure(p: Promise<unknown>, status: number): Promise<StrongroomError> {
+  let caught: unknown;
+  try {
+    await p;
+  } catch (err) {
+    caught = err;
+  }
+  if (!(caught instanceof StrongroomError)) throw new Error(`expected a StrongroomError with status ${status}, got ${String(caught)}`);
+  if (caught.status !== status) throw new Error(`expected status ${status}, got ${caught.status}: ${caught.message}`);
+  return caught;
+}
+
+/** Awaits a request expected to be refused with 400, checking that the message names `field`. */
+export async function expectBadRequest(p: Promise<unknown>, field: string): Promise<string> {
+  const err = await expectFailure(p, 400);
+  if (!err.message.includes(`"${field}"`)) throw new Error(`expected the 400 to name "${field}", got: ${err.message}`);
+  return err.message;
 }

@@ -1,5 +1,5 @@
 import {
-  BackendHarness, EventBus, FakeClock, MemoryStorage, silentLogger, StrongroomError,
+  BackendHarness, EventBus, FakeClock, MemoryStorage, silentLogger,
   type KvEvent, type LogicalStorage, type MountSettings,
 } from '@strongroom/core';
 import { createKvBackend, type KvBackend } from '../kv-engine';
@@ -27,24 +27,6 @@ export function kvRig(options: { mount?: Partial<MountSettings>; storage?: Logic
   return { h, clock, events, backend };
 }
 
-/** Awaits a request expected to fail with `status`, returning the error for closer checks. */
-export async function failure(p: Promise<unknown>, status: number): Promise<StrongroomError> {
-  let caught: unknown;
-  try {
-    await p;
-  } catch (err) {
-    caught = err;
-  }
-  if (!(caught instanceof StrongroomError)) throw new Error(`expected a StrongroomError with status ${status}, got ${String(caught)}`);
-  if (caught.status !== status) throw new Error(`expected status ${status}, got ${caught.status}: ${caught.message}`);
-  return caught;
-}
-
-/** Awaits a request expected to be refused with 400, checking that the message names `field`. */
-export async function badRequest(p: Promise<unknown>, field: string): Promise<string> {
-  const err = await failure(p, 400);
-  if (!err.message.includes(`"${field}"`)) throw new Error(`expected the 400 to name "${field}", got: ${err.message}`);
-  return err.message;
-}
+export { expectBadRequest as badRequest, expectFailure as failure } from '@strongroom/core';
 
 export const T0 = '2026-01-01T00:00:00Z';

@@ -1,5 +1,5 @@
 import {
-  BackendHarness, EventBus, FakeClock, MemoryStorage, StrongroomError,
+  BackendHarness, EventBus, FakeClock, MemoryStorage,
   type BackendResponse, type Logger, type LogicalStorage, type TxnOp,
 } from '@strongroom/core';
 import { createTransitBackend, type TransitBackend } from '../transit-engine';
@@ -56,25 +56,7 @@ export function transitRig(options: { storage?: LogicalStorage; clock?: FakeCloc
   return { h, clock, backend, storage, errors };
 }
 
-/** Awaits a request expected to fail with `status`, returning the error for closer checks. */
-export async function failure(p: Promise<unknown>, status: number): Promise<StrongroomError> {
-  let caught: unknown;
-  try {
-    await p;
-  } catch (err) {
-    caught = err;
-  }
-  if (!(caught instanceof StrongroomError)) throw new Error(`expected a StrongroomError with status ${status}, got ${String(caught)}`);
-  if (caught.status !== status) throw new Error(`expected status ${status}, got ${caught.status}: ${caught.message}`);
-  return caught;
-}
-
-/** Awaits a request expected to be refused with 400, checking that the message names `field`. */
-export async function badRequest(p: Promise<unknown>, field: string): Promise<string> {
-  const err = await failure(p, 400);
-  if (!err.message.includes(`"${field}"`)) throw new Error(`expected the 400 to name "${field}", got: ${err.message}`);
-  return err.message;
-}
+export { expectBadRequest as badRequest, expectFailure as failure } from '@strongroom/core';
 
 export const b64 = (text: string | Buffer): string => (typeof text === 'string' ? Buffer.from(text) : text).toString('base64');
 export const unb64 = (text: unknown): string => Buffer.from(String(text), 'base64').toString('utf8');
