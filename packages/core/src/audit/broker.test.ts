@@ -2,13 +2,13 @@ import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock } from '../clock';
-import { StrongroomError } from '../errors';
 import type { Logger } from '../logger';
 import { Barrier } from '../seal/barrier';
 import { Keyring } from '../seal/keyring';
 import { MemoryStorage } from '../storage/memory-storage';
 import { AUDIT_TABLE_KEY, AuditBroker } from './broker';
 import type { AuditDeviceFactory, AuditRequestInput } from './types';
+import { refusal } from '../test-support/refusal';
 
 interface Logged {
   level: string;
@@ -44,15 +44,6 @@ function flakyFactory(): AuditDeviceFactory & { failing: boolean; written: strin
   return state;
 }
 
-async function refusal(promise: Promise<unknown>): Promise<StrongroomError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof StrongroomError) return err;
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
 
 const SECRET = 'tr0ub4dor&3-very-secret';
 

@@ -2,11 +2,11 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock } from '../clock';
-import { StrongroomError } from '../errors';
 import { silentLogger } from '../logger';
 import { fileAuditDevice } from './file-device';
 import { hmacOf } from './format';
 import type { AuditDevice, AuditRequestInput } from './types';
+import { refusal } from '../test-support/refusal';
 
 const salt = Buffer.alloc(32, 9);
 const clock = new FakeClock(Date.UTC(2026, 0, 1));
@@ -15,15 +15,6 @@ function create(options: Record<string, string>): Promise<AuditDevice> {
   return fileAuditDevice.create({ path: 'file/', options, salt, clock, logger: silentLogger });
 }
 
-async function refusal(promise: Promise<unknown>): Promise<StrongroomError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof StrongroomError) return err;
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
 
 const request: AuditRequestInput = {
   request: {

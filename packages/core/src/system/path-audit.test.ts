@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AuditBroker } from '../audit/broker';
 import { FakeClock } from '../clock';
-import { StrongroomError } from '../errors';
 import { Backend } from '../framework/backend';
 import { BackendHarness } from '../framework/testing';
 import { OPERATIONS } from '../framework/types';
@@ -12,16 +11,8 @@ import { Barrier } from '../seal/barrier';
 import { Keyring } from '../seal/keyring';
 import { MemoryStorage } from '../storage/memory-storage';
 import { auditPaths } from './path-audit';
+import { refusal } from '../test-support/refusal';
 
-async function refusal(promise: Promise<unknown>): Promise<StrongroomError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof StrongroomError) return err;
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('sys/audit paths', () => {
   let dir: string;

@@ -6,17 +6,10 @@ import {
   hmacSha256CounterKdf, kbkdfHmacSha256Counter, resolveAeadKey,
 } from './kdf';
 import { OpensslScratch } from './test-support/openssl';
+import { thrown } from './test-support/errors';
 
 const hex = (s: string) => Buffer.from(s, 'hex');
 
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected an exception');
-}
 
 describe('kdf', () => {
   const ssl = new OpensslScratch();

@@ -5,17 +5,10 @@ import {
 } from './key-wrap';
 import { parseImportedPrivateKey } from './pem';
 import { OpensslScratch } from './test-support/openssl';
+import { thrown } from './test-support/errors';
 
 const hex = (s: string) => Buffer.from(s.replace(/\s/g, ''), 'hex');
 
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected an exception');
-}
 
 const ssl = new OpensslScratch();
 afterAll(() => ssl.cleanup());

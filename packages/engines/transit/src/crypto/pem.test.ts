@@ -1,5 +1,4 @@
 import { createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
-import { CryptoInputError } from './errors';
 import type { AsymmetricKeyType } from './key-types';
 import {
   checkImportedSymmetricKey, ed25519PrivateKeyFromRaw, ed25519PublicKeyFromRaw, ed25519RawPrivateKey, ed25519RawPublicKey,
@@ -8,22 +7,9 @@ import {
 } from './pem';
 import { sign, verify } from './signing';
 import { OpensslScratch } from './test-support/openssl';
+import { expectInputError, thrown } from './test-support/errors';
 
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected an exception');
-}
 
-function expectInputError(fn: () => unknown, field: string, pattern?: RegExp): void {
-  const err = thrown(fn);
-  expect(err).toBeInstanceOf(CryptoInputError);
-  expect((err as CryptoInputError).field).toBe(field);
-  if (pattern) expect((err as Error).message).toMatch(pattern);
-}
 
 const ssl = new OpensslScratch();
 afterAll(() => ssl.cleanup());

@@ -1,26 +1,11 @@
 import { createHash, createPrivateKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
-import { CryptoInputError } from './errors';
 import { digestSize, nodeDigestName, type DigestAlgorithm } from './hashing';
 import type { AsymmetricKeyType, EcdsaKeyType } from './key-types';
 import { decodeSignature, encodeSignature, parseSaltLength, sign, verify, type SignOptions } from './signing';
 import { OpensslScratch } from './test-support/openssl';
+import { expectInputError, thrown } from './test-support/errors';
 
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected an exception');
-}
 
-function expectInputError(fn: () => unknown, field: string, pattern?: RegExp): void {
-  const err = thrown(fn);
-  expect(err).toBeInstanceOf(CryptoInputError);
-  expect((err as CryptoInputError).field).toBe(field);
-  expect((err as Error).message).toContain(field);
-  if (pattern) expect((err as Error).message).toMatch(pattern);
-}
 
 interface Pair { privateKey: KeyObject; publicKey: KeyObject; priv: string; pub: string }
 
