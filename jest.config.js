@@ -14,6 +14,7 @@ module.exports = {
     '^@strongroom/engine-transit$': '<rootDir>/packages/engines/transit/src/index.ts',
     '^@strongroom/api$': '<rootDir>/packages/api/src/index.ts',
     '^@strongroom/cli$': '<rootDir>/packages/cli/src/index.ts',
+    '^@strongroom/emulators$': '<rootDir>/packages/emulators/src/index.ts',
   },
   testTimeout: 30000,
 };
