@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { systemClock, type Clock, type TimerHandle } from './clock';
 import {
-  BadRequestError, NotFoundError, NotInitializedError, PermissionDeniedError, SealedError, UnsupportedOperationError,
+  BadRequestError, NotFoundError, NotInitializedError, PermissionDeniedError, SealedError, StandbyError, UnsupportedOperationError,
 } from './errors';
 import { EventBus } from './events';
 import { Backend, type PathMatch } from './framework/backend';
 import type { EngineFactory } from './framework/engine';
-import type { BackendRequest, BackendResponse, Caller, MountSettings, Operation } from './framework/types';
+import type { BackendRequest, BackendResponse, Caller, MountSettings, Operation, PathDefinition } from './framework/types';
 import { createLogger, type Logger } from './logger';
 import { DATA_PREFIX, type MountEntry, type MountTable, type TableKind } from './mounts/mount-table';
 import { checkParameters } from './policy/acl';
@@ -47,6 +47,32 @@ export interface CoreOptions {
   clusterName?: string;
   /** Reported by health and used as the storage type in seal status. */
   storageType?: string;
+  /** Set when the storage is shared by a cluster: unseal then leaves the node a standby until `activate`. */
+  ha?: HaHooks;
+  /** More `sys/` paths (the storage layer's own), matched after the built-in ones. */
+  systemPaths?: (core: Core) => PathDefinition[];
+  /** Of those, the ones that answer while sealed or before init, like `sys/unseal` does. */
+  sealedPaths?: string[];
+}
+
+/** Who leads the cluster, as `sys/leader` and health report it. */
+export interface LeaderInfo {
+  self: boolean;
+  apiAddress: string;
+  clusterAddress: string;
+}
+
+/**
+ * How a clustered storage takes part in the core's lifecycle. With HA, only the node the storage
+ * elects serves requests and runs background work (it is "active"); the others are standbys
+ * that answer health, seal status and unseal, and leave the rest to the active node.
+ */
+export interface HaHooks {
+  leader(): LeaderInfo | null;
+  /** Runs before sys/init writes anything (a new cluster is created here). */
+  beforeInit?(): Promise<void>;
+  /** Runs when the shares rebuilt a root key, before the keyring is read (a pending join completes here). */
+  beforeUnseal?(rootKey: Buffer): Promise<void>;
 }
 
 /** A request as the HTTP layer hands it over: operation already mapped from the method. */
@@ -70,8 +96,8 @@ export interface CoreReply {
 /** How often mounts' background work runs (see `Backend.periodic`). */
 export const PERIODIC_INTERVAL_MS = 60_000;
 
-/** Paths that answer while sealed or before init; everything else is 503. */
-const SEALED_PATHS = new Set(['sys/init', 'sys/seal-status', 'sys/unseal', 'sys/health', 'sys/leader']);
+/** Paths that answer while sealed or before init, and on a standby; everything else is 503. */
+const SEALED_PATHS = ['sys/init', 'sys/seal-status', 'sys/unseal', 'sys/health', 'sys/leader'];
 
 interface Routed {
   entry: MountEntry;
@@ -107,8 +133,13 @@ export class Core {
   private readonly systemBackend: Backend;
   private readonly tokenBackend: Backend;
   clusterId = '';
+  readonly ha: HaHooks | null;
+  private readonly physical: CachedStorage;
+  private readonly sealedPaths: Set<string>;
   private unsealedAt = 0;
   private ready = false;
+  /** Activation and deactivation run one at a time, in the order asked. */
+  private transition: Promise<void> = Promise.resolve();
   private periodicTimer: TimerHandle | null = null;
   private periodicRun: Promise<void> | null = null;
 
@@ -117,6 +148,7 @@ export class Core {
     this.logger = options.logger ?? createLogger({ name: 'core' });
     this.events = new EventBus(this.logger);
     const physical = new CachedStorage(options.storage);
+    this.physical = physical;
     this.barrier = new Barrier(physical);
     this.seal = new SealManager(physical, this.barrier, this.clock);
     this.tokens = new TokenStore(this.barrier, this.clock, this.logger);
@@ -139,13 +171,33 @@ export class Core {
     for (const e of options.engines ?? []) this.engines.set(e.type, e);
     this.expiration = new ExpirationManager(this.barrier, this.clock, this.logger, { resolve: (lease) => this.leaseTarget(lease) });
     this.tokens.onRevoked = (hash) => this.expiration.revokeByToken(hash);
-    this.systemBackend = new Backend('system', systemPaths(this));
+    this.ha = options.ha ?? null;
+    this.sealedPaths = new Set([...SEALED_PATHS, ...(options.sealedPaths ?? [])]);
+    this.systemBackend = new Backend('system', [...systemPaths(this), ...(options.systemPaths?.(this) ?? [])]);
     this.tokenBackend = new Backend('token', tokenPaths(this));
   }
 
-  /** Sealed until the barrier is open and the tables, policies and tokens are loaded. */
+  /**
+   * Without HA: sealed until the barrier is open and the tables, policies and tokens are loaded.
+   * With HA: sealed until the barrier is open; an unsealed node that is not active is a standby.
+   */
   get sealed(): boolean {
-    return !this.ready;
+    return this.ha ? this.barrier.sealed : !this.ready;
+  }
+
+  /** Unsealed but not serving: another node is (or will be) active. */
+  get standby(): boolean {
+    return !this.sealed && !this.ready;
+  }
+
+  /** Serving requests and running background work. */
+  get active(): boolean {
+    return this.ready;
+  }
+
+  /** Paths a sealed node or a standby answers itself. */
+  isLocalPath(path: string): boolean {
+    return this.sealedPaths.has(path);
   }
 
   get activeSince(): number {
@@ -187,6 +239,8 @@ export class Core {
 
   /** Creates the root key, the built-in mounts and policies, and a root token; leaves it sealed. */
   async initialize(shares: number, threshold: number, rootTokenId?: string): Promise<{ keys: Buffer[]; rootToken: string }> {
+    if (await this.seal.initialized()) throw new BadRequestError('server is already initialized');
+    await this.ha?.beforeInit?.();
     const keys = await this.seal.initialize(shares, threshold);
     try {
       await this.barrier.put('core/cluster', Buffer.from(JSON.stringify({ id: randomUUID(), name: this.clusterName })));
@@ -212,11 +266,38 @@ export class Core {
   /** Submits one unseal key share; when the threshold is met the server comes up. */
   async unseal(share: Buffer): Promise<void> {
     const wasSealed = this.barrier.sealed;
-    const done = await this.seal.submitShare(share);
-    if (done && wasSealed) await this.postUnseal();
+    const done = await this.seal.submitShare(share, this.ha?.beforeUnseal?.bind(this.ha));
+    if (!done || !wasSealed) return;
+    if (this.ha) {
+      this.unsealedAt = 0;
+      this.logger.info('unsealed as a standby');
+      return;
+    }
+    await this.activate();
   }
 
-  private async postUnseal(): Promise<void> {
+  /**
+   * Loads the tables, tokens and leases and starts serving and background work. With HA the
+   * storage layer calls it when this node becomes the leader (and has applied everything
+   * committed before); without HA, unseal does.
+   */
+  activate(): Promise<void> {
+    const run = this.transition.then(() => (this.ready || this.barrier.sealed ? undefined : this.load()));
+    this.transition = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Stops serving and background work and forgets what was loaded; the barrier stays open. */
+  deactivate(): Promise<void> {
+    const run = this.transition.then(() => (this.ready ? this.unload() : undefined));
+    this.transition = run.catch(() => undefined);
+    return run;
+  }
+
+  private async load(): Promise<void> {
+    // Another node may have written everything (even the keyring) since this one last served.
+    this.physical.invalidate();
+    if (this.ha) await this.seal.reloadKeyring();
     try {
       const cluster = await this.barrier.get('core/cluster');
       this.clusterId = cluster ? (JSON.parse(cluster.toString('utf8')) as { id: string }).id : '';
@@ -235,14 +316,31 @@ export class Core {
       this.unsealedAt = this.clock.now();
       this.ready = true;
       this.schedulePeriodic();
-      this.logger.info('unsealed', { cluster_id: this.clusterId });
+      this.logger.info(this.ha ? 'active' : 'unsealed', { cluster_id: this.clusterId });
     } catch (err) {
-      await this.sealNow();
+      if (this.ha) await this.unload();
+      else await this.sealNow();
       throw err;
     }
   }
 
+  private async unload(): Promise<void> {
+    this.ready = false;
+    this.periodicTimer?.cancel();
+    this.periodicTimer = null;
+    await this.periodicRun;
+    await this.audit.clear();
+    this.expiration.stop();
+    this.tokens.stop();
+    this.instances.clear();
+    this.namespaces.clear();
+    this.physical.invalidate();
+    this.unsealedAt = 0;
+    this.logger.info('standby');
+  }
+
   async sealNow(): Promise<void> {
+    await this.transition;
     this.ready = false;
     this.periodicTimer?.cancel();
     this.periodicTimer = null;
@@ -367,9 +465,10 @@ export class Core {
   async handle(request: CoreRequest): Promise<CoreReply> {
     const fullPath = request.path.replace(/^\/+/, '');
     const header = request.headers?.['x-vault-namespace'];
-    if (this.sealed) {
-      if (SEALED_PATHS.has(fullPath) && !header) return this.handleSealed(fullPath, request);
-      throw (await this.seal.initialized()) ? new SealedError() : new NotInitializedError();
+    if (!this.ready) {
+      if (this.sealedPaths.has(fullPath) && !header) return this.handleSealed(fullPath, request);
+      if (this.sealed) throw (await this.seal.initialized()) ? new SealedError() : new NotInitializedError();
+      throw new StandbyError();
     }
     const op = request.operation;
     const { view, rest: path } = this.namespaces.resolve(header, fullPath);
@@ -402,7 +501,7 @@ export class Core {
     if (!backend.supports(match, req.operation)) throw new UnsupportedOperationError();
 
     // Vault serves these outside its router, so they never reach its audit log (health checks would flood it).
-    const audit = SEALED_PATHS.has(fullPath) ? null : this.audit;
+    const audit = this.sealedPaths.has(fullPath) ? null : this.audit;
     const auditInput: AuditRequestInput = {
       request: {
         id: req.id, operation: req.operation, path: fullPath, mountPoint: routed.apiPath, mountType: entry.type,

@@ -61,6 +61,13 @@ export class SealedError extends StrongroomError {
   }
 }
 
+/** This node is a standby and could not hand the request to the active node (none is known yet). */
+export class StandbyError extends StrongroomError {
+  constructor(message = 'this node is a standby and no active node is known yet; retry shortly') {
+    super('standby', 503, message);
+  }
+}
+
 export class NotInitializedError extends StrongroomError {
   constructor() {
     super('not_initialized', 503, 'server is not initialized: initialize it through sys/init (strongroom operator init)');

@@ -18,7 +18,7 @@ export { createLogger, silentLogger } from './logger';
 export type { Logger } from './logger';
 export {
   BadRequestError, ConflictError, InternalError, NotFoundError, NotInitializedError, PayloadTooLargeError,
-  PermissionDeniedError, SealedError, StrongroomError, UnsupportedMediaTypeError, UnsupportedOperationError,
+  PermissionDeniedError, SealedError, StandbyError, StrongroomError, UnsupportedMediaTypeError, UnsupportedOperationError,
 } from './errors';
 export { childrenOf } from './storage/storage';
 export type { Storage, TxnOp } from './storage/storage';
@@ -28,7 +28,7 @@ export type { LogicalStorage } from './storage/logical';
 export { runStorageConformance } from './storage/storage-conformance';
 export type { ConformanceSubject } from './storage/storage-conformance';
 export { Core, SYSTEM_DEFAULT_TTL, SYSTEM_MAX_TTL, VERSION } from './core';
-export type { CoreOptions, CoreReply, CoreRequest } from './core';
+export type { CoreOptions, CoreReply, CoreRequest, HaHooks, LeaderInfo } from './core';
 export type { MountConfig, MountEntry } from './mounts/mount-table';
 export { ACL, DEFAULT_POLICY_TEXT, parsePolicy } from './policy';
 export type { Capability, Policy } from './policy';

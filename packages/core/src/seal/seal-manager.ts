@@ -116,7 +116,7 @@ export class SealManager {
    * Adds one key share. Returns true when this share completed the threshold and the barrier is
    * now unsealed. A set of shares that does not open the keyring clears the progress.
    */
-  async submitShare(share: Buffer): Promise<boolean> {
+  async submitShare(share: Buffer, beforeKeyring?: (rootKey: Buffer) => Promise<void>): Promise<boolean> {
     const config = await this.sealConfig();
     if (!config) throw new BadRequestError('server is not initialized');
     if (!this.barrier.sealed) return true;
@@ -133,20 +133,59 @@ export class SealManager {
     this.pending = [];
     this.nonce = '';
     let rootKey: Buffer;
-    let keyring: Keyring;
     try {
       rootKey = await combineShares(shares);
-      const sealedKeyring = await this.physical.get(KEYRING_KEY);
-      if (!sealedKeyring) throw new Error('keyring missing');
-      keyring = Keyring.open(rootKey, sealedKeyring);
     } catch {
       throw new BadRequestError('unseal failed: the key shares given do not reconstruct the root key; progress was reset');
     } finally {
       for (const s of shares) s.fill(0);
     }
+    // A joining node gets the keyring from the cluster only once it proves it holds the root key.
+    await beforeKeyring?.(rootKey);
+    let keyring: Keyring;
+    try {
+      const sealedKeyring = await this.physical.get(KEYRING_KEY);
+      if (!sealedKeyring) throw new Error('keyring missing');
+      keyring = Keyring.open(rootKey, sealedKeyring);
+    } catch {
+      rootKey.fill(0);
+      throw new BadRequestError('unseal failed: the key shares given do not reconstruct the root key; progress was reset');
+    }
     this.rootKey = rootKey;
     this.barrier.unseal(keyring);
     return true;
+  }
+
+  /**
+   * Reopens the stored keyring (another node of the cluster may have rotated it) and makes it
+   * the barrier's. Only the root key this node was unsealed with can open it.
+   */
+  async reloadKeyring(): Promise<void> {
+    const rootKey = this.rootKey;
+    if (!rootKey || this.barrier.sealed) throw new SealedError();
+    const sealed = await this.physical.get(KEYRING_KEY);
+    if (!sealed) throw new SealedError('the keyring is missing from storage');
+    const live = this.barrier.keyring();
+    const next = Keyring.open(rootKey, sealed);
+    if (next.activeTerm.term === live.activeTerm.term) {
+      next.wipe();
+      return;
+    }
+    this.barrier.unseal(next);
+    live.wipe();
+  }
+
+  /**
+   * A node joining a cluster learns the seal configuration from the leader before its own
+   * storage holds it, so that unseal knows how many shares to wait for.
+   */
+  useJoinConfig(config: SealConfig): void {
+    this.config = config;
+  }
+
+  /** Forgets the cached seal configuration (after a snapshot restore replaced storage). */
+  forgetConfig(): void {
+    this.config = null;
   }
 
   seal(): void {

@@ -108,15 +108,17 @@ export function sealPaths(core: Core): PathDefinition[] {
         read: async (_req, f) => {
           const initialized = await core.seal.initialized();
           const sealed = core.sealed;
+          const standby = core.standby;
           let status: number;
           if (!initialized) status = statusCode(f, 'uninitcode', 501);
           else if (sealed) status = statusCode(f, 'sealedcode', 503);
+          else if (standby) status = f.bool('standbyok') ? statusCode(f, 'activecode', 200) : statusCode(f, 'standbycode', 429);
           else status = statusCode(f, 'activecode', 200);
           return {
             raw: {
               status,
               body: {
-                initialized, sealed, standby: false, performance_standby: false,
+                initialized, sealed, standby, performance_standby: false,
                 replication_performance_mode: 'disabled', replication_dr_mode: 'disabled',
                 server_time_utc: Math.floor(core.clock.now() / 1000), version: VERSION, enterprise: false,
                 ...(sealed ? {} : { cluster_name: core.clusterName, cluster_id: core.clusterId }),
@@ -130,15 +132,20 @@ export function sealPaths(core: Core): PathDefinition[] {
       pattern: 'leader',
       unauthenticated: true,
       operations: {
-        read: async () => ({
-          raw: {
-            status: 200,
-            body: {
-              ha_enabled: false, is_self: !core.sealed, active_time: core.activeSince ? new Date(core.activeSince).toISOString() : '0001-01-01T00:00:00Z',
-              leader_address: '', leader_cluster_address: '', performance_standby: false, performance_standby_last_remote_wal: 0,
+        read: async () => {
+          const leader = core.ha?.leader() ?? null;
+          return {
+            raw: {
+              status: 200,
+              body: {
+                ha_enabled: core.ha !== null, is_self: core.active,
+                active_time: core.activeSince ? new Date(core.activeSince).toISOString() : '0001-01-01T00:00:00Z',
+                leader_address: core.ha ? leader?.apiAddress ?? '' : '', leader_cluster_address: core.ha ? leader?.clusterAddress ?? '' : '',
+                performance_standby: false, performance_standby_last_remote_wal: 0,
+              },
             },
-          },
-        }),
+          };
+        },
       },
     }),
     definePath({
