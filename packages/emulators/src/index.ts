@@ -1,1 +1,19 @@
-export {};
+export { Cloud1Emulator } from './cloud1/emulator';
+export type { Cloud1Clock, Cloud1StartOptions } from './cloud1/emulator';
+export type {
+  AccountSeed,
+  Cloud1Endpoints,
+  Credentials,
+  InstanceInfo,
+  MfaDeviceInfo,
+  MfaDeviceSeed,
+  RoleInfo,
+  RoleSeed,
+  SeedDocument,
+  SeedResult,
+  UserInfo,
+  UserSeed,
+} from './cloud1/admin';
+export type { InstanceSeed } from './cloud1/ec2';
+export type { InstanceStateName } from './cloud1/state';
+export { totpCode } from './cloud1/totp';

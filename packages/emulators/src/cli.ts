@@ -1,0 +1,107 @@
+/**
+ * `strongroom-emulator <name> [options]`: starts one emulator for people (demos, manual tests)
+ * and prints how to reach it. Only `cloud1` exists so far.
+ *
+ *   strongroom-emulator cloud1 --listen 127.0.0.1:4599 [--metadata-listen 127.0.0.1:4600] [--seed seed.json]
+ *
+ * The seed file is a cloud1 SeedDocument (see README.md). Unless it gives some account root
+ * credentials, an account 123456789012 with generated root credentials is created, so there is
+ * always a key to start from.
+ */
+import { readFileSync } from 'node:fs';
+import { Cloud1Emulator } from './cloud1/emulator';
+import type { Credentials, SeedDocument } from './cloud1/admin';
+
+export const USAGE =
+  'usage: strongroom-emulator cloud1 --listen HOST:PORT [--metadata-listen HOST:PORT] [--seed FILE.json]\n';
+
+const DEFAULT_ACCOUNT = '123456789012';
+
+export interface CliOutput {
+  write(text: string): unknown;
+}
+
+export interface RunningEmulator {
+  stop(): Promise<void>;
+}
+
+/** Starts the emulator the arguments name; undefined (and a message on `err`) for bad arguments. */
+export async function runCli(
+  argv: string[],
+  out: CliOutput = process.stdout,
+  err: CliOutput = process.stderr,
+): Promise<RunningEmulator | undefined> {
+  const [name, ...rest] = argv;
+  const options = new Map<string, string>();
+  for (let i = 0; i < rest.length; i += 2) {
+    const flag = rest[i] ?? '';
+    const value = rest[i + 1];
+    if (!['--listen', '--metadata-listen', '--seed'].includes(flag) || value === undefined) {
+      err.write(`unexpected argument '${flag}'\n${USAGE}`);
+      return undefined;
+    }
+    options.set(flag, value);
+  }
+  if (name !== 'cloud1' || !options.has('--listen')) {
+    err.write(USAGE);
+    return undefined;
+  }
+
+  const emulator = new Cloud1Emulator();
+  const metadataListen = options.get('--metadata-listen');
+  const endpoints = await emulator.start({
+    listen: options.get('--listen'),
+    ...(metadataListen === undefined ? {} : { metadataListen }),
+  });
+  try {
+    const seedFile = options.get('--seed');
+    const document = seedFile === undefined ? {} : (JSON.parse(readFileSync(seedFile, 'utf8')) as SeedDocument);
+    const seeded = emulator.seed(document);
+    let root: { accountId: string; credentials: Credentials } | undefined;
+    for (const account of seeded.accounts) {
+      if (account.rootCredentials && !root) root = { accountId: account.id, credentials: account.rootCredentials };
+    }
+    if (!root) {
+      const accountId = seeded.accounts[0]?.id ?? emulator.createAccount({ id: DEFAULT_ACCOUNT }).accountId;
+      root = { accountId, credentials: emulator.issueRootCredentials(accountId) };
+    }
+    out.write(
+      [
+        'cloud1 emulator ready',
+        `  api (IAM, STS, EC2): ${endpoints.api}`,
+        `  metadata:            ${endpoints.metadata}`,
+        `  admin:               ${endpoints.admin}`,
+        `account ${root.accountId} root credentials:`,
+        `  CLOUD1_ACCESS_KEY=${root.credentials.accessKeyId}`,
+        `  CLOUD1_SECRET_KEY=${root.credentials.secretAccessKey}`,
+        '  CLOUD1_REGION=us-east-1',
+        '',
+      ].join('\n'),
+    );
+  } catch (error) {
+    await emulator.stop();
+    throw error;
+  }
+  return { stop: () => emulator.stop() };
+}
+
+/** The bin's entry point: runs until SIGTERM or SIGINT, then closes the listeners. */
+export function main(argv: string[]): void {
+  runCli(argv).then(
+    (running) => {
+      if (!running) {
+        process.exitCode = 2;
+        return;
+      }
+      const shutdown = (): void => {
+        running.stop().then(() => process.exit(0), () => process.exit(1));
+      };
+      process.once('SIGTERM', shutdown);
+      process.once('SIGINT', shutdown);
+    },
+    (error: unknown) => {
+      process.stderr.write(`strongroom-emulator: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}
