@@ -1,11 +1,12 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import express from 'express';
 import type { Core, Logger } from '@strongroom/core';
-import { createDispatcher } from './dispatcher';
+import { createDispatcher, type ClusterRouting } from './dispatcher';
 
 export interface AppOptions {
   maxRequestSize: number;
   logger: Logger;
+  cluster?: ClusterRouting;
 }
 
 /**

@@ -41,7 +41,11 @@ export async function startDevServer(options: DevOptions = {}): Promise<DevServe
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'strongroom-dev-'));
   const server = await startServer({
     storage: { type: 'raft', path: join(dataDir, 'storage'), nodeId: 'dev' },
-    listeners: [{ type: 'tcp', address: `${host}:${port}`, host, port, tlsDisable: true, maxRequestSize: DEFAULT_MAX_REQUEST_SIZE }],
+    listeners: [{
+      type: 'tcp', address: `${host}:${port}`, host, port, tlsDisable: true, maxRequestSize: DEFAULT_MAX_REQUEST_SIZE,
+      // A dev server is a cluster of one; its cluster port takes whatever port is free.
+      clusterAddress: { host, port: 0 },
+    }],
     ui: false,
     sourceFile: '(dev)',
     warnings: [],
@@ -56,12 +60,14 @@ export async function startDevServer(options: DevOptions = {}): Promise<DevServe
       unsealKey = (init.keys[0] as Buffer).toString('base64');
       rootToken = init.rootToken;
       await core.unseal(init.keys[0] as Buffer);
+      await server.waitActive();
       await core.handle({ operation: 'update', path: 'sys/mounts/secret', token: rootToken, data: { type: 'kv', options: { version: '2' }, description: 'key/value secret storage' } });
       writeFileSync(credsFile, JSON.stringify({ unseal_key: unsealKey, root_token: rootToken }), { mode: 0o600 });
     } else {
       if (!existsSync(credsFile)) throw new Error(`${dataDir} holds a server that was not created in dev mode; start it with --config`);
       ({ unseal_key: unsealKey, root_token: rootToken } = JSON.parse(readFileSync(credsFile, 'utf8')) as { unseal_key: string; root_token: string });
       await core.unseal(Buffer.from(unsealKey, 'base64'));
+      await server.waitActive();
     }
   } catch (err) {
     await server.close(0);

@@ -1,15 +1,36 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
 import {
   BadRequestError, parseDurationSeconds, PayloadTooLargeError, UnsupportedMediaTypeError, UnsupportedOperationError,
   type Core, type Logger, type Operation,
 } from '@strongroom/core';
+import { FORWARDED_HEADER, forwardRequest, redirectToActive, type ForwardingAuth } from './cluster/forwarding';
 import { errorReply } from './errors-to-http';
 import { isListRequest } from './http/list-method';
+
+/** How the dispatcher takes part in a cluster. */
+export interface ClusterRouting {
+  /** The active node's API address while this node is a standby, else null. */
+  activeAddress(): string | null;
+  /**
+   * Waits a little (an election's worth) for an active node: another's address, or null once
+   * this node itself is active (or the wait is over).
+   */
+  awaitActive(): Promise<string | null>;
+  /** Signs and checks the client address standbys pass along. */
+  auth: ForwardingAuth;
+  /**
+   * On the active node, before a request runs: resolves once this node may answer as the
+   * cluster's current state (it still holds the leadership); null when it may at once.
+   */
+  gate(): Promise<void> | null;
+}
 
 export interface DispatcherOptions {
   maxRequestSize: number;
   logger: Logger;
+  cluster?: ClusterRouting;
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' };
@@ -108,6 +129,18 @@ function wrapTtlOf(req: IncomingMessage): number | undefined {
 }
 
 function send(res: ServerResponse, status: number, body: unknown, head: boolean): void {
+  if (body instanceof Readable) {
+    res.writeHead(status, { 'content-type': 'application/octet-stream', 'cache-control': 'no-store' });
+    if (head) {
+      body.destroy();
+      res.end();
+      return;
+    }
+    // Headers are gone by the time a stream can fail: the client sees a truncated body.
+    body.on('error', () => res.destroy());
+    body.pipe(res);
+    return;
+  }
   if (body === null || body === undefined) {
     res.writeHead(status, { 'cache-control': 'no-store' });
     res.end();
@@ -124,8 +157,20 @@ function send(res: ServerResponse, status: number, body: unknown, head: boolean)
  * itself needs, since every API call goes through it.
  */
 export function createDispatcher(core: Core, options: DispatcherOptions) {
-  const { logger, maxRequestSize } = options;
+  const { logger, maxRequestSize, cluster } = options;
   return async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (cluster && !core.active && !core.sealed) {
+      const url = req.url ?? '/';
+      const q = url.indexOf('?');
+      const local = core.isLocalPath(q === -1 ? url.slice(4) : url.slice(4, q));
+      // Just after a restart or an election a standby may not know the active node yet.
+      const active = local ? null : cluster.activeAddress() ?? (await cluster.awaitActive());
+      if (active !== null && !core.active) {
+        if (req.headers['x-vault-no-request-forwarding'] !== undefined) redirectToActive(req, res, active);
+        else await forwardRequest(req, res, { target: active, auth: cluster.auth, logger });
+        return;
+      }
+    }
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const rawPath = q === -1 ? url.slice(4) : url.slice(4, q);
@@ -150,18 +195,29 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
       const contentType = req.headers['content-type'];
       const operation = operationOf(method, wantsList, contentType);
       let data = query;
-      if (operation === 'update' || operation === 'patch' || (operation === 'delete' && req.headers['content-length'] && req.headers['content-length'] !== '0')) {
+      // Binary uploads (snapshots) stream through to their handler instead of being buffered.
+      const binary = operation === 'update' && contentType === 'application/octet-stream';
+      if (binary) data = {};
+      else if (operation === 'update' || operation === 'patch' || (operation === 'delete' && req.headers['content-length'] && req.headers['content-length'] !== '0')) {
         const body = parseBody(await readBody(req, maxRequestSize), contentType);
         data = operation === 'delete' ? { ...query, ...body } : body;
       }
       if (operation === 'list' && path !== '' && !path.endsWith('/')) path += '/';
       const token = tokenOf(req);
       const wrapTtl = wrapTtlOf(req);
+      let remoteAddress = req.socket.remoteAddress;
+      if (cluster) {
+        const forwarded = req.headers[FORWARDED_HEADER];
+        if (typeof forwarded === 'string') remoteAddress = cluster.auth.verify(forwarded, isListRequest(req) ? 'LIST' : method, url) ?? remoteAddress;
+        const gate = core.active ? cluster.gate() : null;
+        if (gate) await gate;
+      }
       const reply = await core.handle({
         operation, path, data,
         ...(token ? { token } : {}),
         ...(wrapTtl ? { wrapTtl } : {}),
-        ...(req.socket.remoteAddress ? { remoteAddress: req.socket.remoteAddress } : {}),
+        ...(remoteAddress ? { remoteAddress } : {}),
+        ...(binary ? { body: req } : {}),
         headers: { 'x-vault-namespace': req.headers['x-vault-namespace'] as string | undefined },
       });
       send(res, reply.status, reply.body, head);

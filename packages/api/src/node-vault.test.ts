@@ -17,7 +17,7 @@ describe('a Vault client (node-vault) drives the server end to end', () => {
     dir = mkdtempSync(join(tmpdir(), 'strongroom-nv-'));
     server = await startServer({
       storage: { type: 'raft', path: join(dir, 'data'), nodeId: 'n1' },
-      listeners: [{ type: 'tcp', address: '127.0.0.1:0', host: '127.0.0.1', port: 0, tlsDisable: true, maxRequestSize: 1 << 20 }],
+      listeners: [{ type: 'tcp', address: '127.0.0.1:0', host: '127.0.0.1', port: 0, tlsDisable: true, maxRequestSize: 1 << 20, clusterAddress: { host: '127.0.0.1', port: 0 } }],
       ui: false, sourceFile: '(test)', warnings: [],
     }, { logger: silentLogger });
     url = server.addresses[0] as string;

@@ -60,13 +60,14 @@ describe('the server', () => {
     const core = t.server.core;
     const { keys, rootToken } = await core.initialize(1, 1);
     await core.unseal(keys[0] as Buffer);
+    await t.server.waitActive();
     await core.handle({ operation: 'update', path: 'sys/mounts/kv', token: rootToken, data: { type: 'kv-v2' } });
     await core.handle({ operation: 'update', path: 'kv/data/a', token: rootToken, data: { data: { v: 'kept' } } });
     await t.server.close(1000);
 
     const again = await startServer({
       storage: { type: 'raft', path: join(t.dir, 'data'), nodeId: 'test' },
-      listeners: [{ type: 'tcp', address: '127.0.0.1:0', host: '127.0.0.1', port: 0, tlsDisable: true, maxRequestSize: 1 << 20 }],
+      listeners: [{ type: 'tcp', address: '127.0.0.1:0', host: '127.0.0.1', port: 0, tlsDisable: true, maxRequestSize: 1 << 20, clusterAddress: { host: '127.0.0.1', port: 0 } }],
       ui: false, sourceFile: '(test)', warnings: [],
     }, { logger: silentLogger });
     try {

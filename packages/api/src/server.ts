@@ -5,20 +5,25 @@ import * as tls from 'node:tls';
 import { Core, createLogger, type EngineFactory, type Logger } from '@strongroom/core';
 import { kvEngine } from '@strongroom/engine-kv';
 import { transitEngine } from '@strongroom/engine-transit';
-import { LevelStorage } from '@strongroom/raft';
+import { cloud1AuthEngine } from '@strongroom/engine-cloud1-auth';
 import { createApp } from './app';
+import { ClusterNode } from './cluster/cluster-node';
+import { RAFT_LOCAL_PATHS, raftPaths } from './cluster/raft-paths';
 import type { ListenerConfig, ServerConfig } from './config';
 import { attachHttpServer } from './http/list-method';
 
 export interface RunningServer {
   core: Core;
+  cluster: ClusterNode;
   /** `http(s)://host:port` of each listener, in config order. */
   addresses: string[];
+  /** Resolves once this node is unsealed and active (it leads its cluster). */
+  waitActive(timeoutMs?: number): Promise<void>;
   /** Stops accepting, lets in-flight requests finish (up to `graceMs`), seals and closes storage. */
   close(graceMs?: number): Promise<void>;
 }
 
-export const ENGINES: EngineFactory[] = [kvEngine, transitEngine];
+export const ENGINES: EngineFactory[] = [kvEngine, transitEngine, cloud1AuthEngine];
 
 interface Listening {
   listener: net.Server;
@@ -50,22 +55,45 @@ function startListener(cfg: ListenerConfig, onRequest: http.RequestListener): Pr
   });
 }
 
-/** Opens storage, builds the core and serves it on every configured listener. */
+/** Builds the core on its cluster membership and serves it on every configured listener. */
 export async function startServer(config: ServerConfig, options: { logger?: Logger } = {}): Promise<RunningServer> {
   const logger = options.logger ?? createLogger({ name: 'strongroom' });
-  const storage = await LevelStorage.open(config.storage.path);
-  const core = new Core({ storage, logger, engines: ENGINES });
+  const first = config.listeners[0] as ListenerConfig;
+  const tickMs = Number(process.env['STRONGROOM_RAFT_TICK_MS'] ?? '') || undefined;
+  const cluster = new ClusterNode({
+    dir: config.storage.path, nodeId: config.storage.nodeId, listen: first.clusterAddress, logger,
+    ...(config.clusterAddr ? { clusterAddr: config.clusterAddr } : {}),
+    ...(config.apiAddr ? { apiAddr: config.apiAddr } : {}),
+    ...(tickMs ? { tickMs } : {}),
+  });
+  const core = new Core({
+    storage: cluster.storage, logger, engines: ENGINES, ha: cluster.hooks(),
+    systemPaths: () => raftPaths(cluster), sealedPaths: RAFT_LOCAL_PATHS,
+  });
+  cluster.attach(core);
   const listening: Listening[] = [];
   const addresses: string[] = [];
+  // The cluster starts once the API's address is known (a port may be chosen at bind time);
+  // requests that arrive before then wait, rather than see a node with no storage yet.
+  let started = false;
+  let markStarted: () => void = () => {};
+  const starting = new Promise<void>((resolve) => { markStarted = resolve; });
   try {
     for (const cfg of config.listeners) {
-      const { listener } = createApp(core, { maxRequestSize: cfg.maxRequestSize, logger });
-      const l = await startListener(cfg, listener);
+      const { listener } = createApp(core, { maxRequestSize: cfg.maxRequestSize, logger, cluster: cluster.routing() });
+      const l = await startListener(cfg, (req, res) => {
+        if (started) listener(req, res);
+        else void starting.then(() => listener(req, res));
+      });
       listening.push(l);
       addresses.push(l.url);
     }
+    await cluster.start(addresses[0] as string);
+    started = true;
+    markStarted();
   } catch (err) {
     for (const l of listening) l.listener.close();
+    await cluster.close();
     await core.close();
     throw err;
   }
@@ -83,8 +111,16 @@ export async function startServer(config: ServerConfig, options: { logger?: Logg
       }
       for (const l of listening) l.server.closeAllConnections();
       await core.close();
+      await cluster.close();
     })();
     return closing;
   };
-  return { core, addresses, close };
+  const waitActive = async (timeoutMs = 30_000): Promise<void> => {
+    const deadline = Date.now() + timeoutMs;
+    while (!core.active) {
+      if (Date.now() > deadline) throw new Error('timed out waiting for this node to become active');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
+  return { core, cluster, addresses, close, waitActive };
 }

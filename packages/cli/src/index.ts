@@ -1,1 +1,3 @@
 export { main } from './main';
+export { LocalCluster, runClusterScript } from './cluster-launcher';
+export type { LaunchOptions, NodeHandle } from './cluster-launcher';

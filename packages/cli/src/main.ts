@@ -1,5 +1,6 @@
 import { UsageError } from './args';
 import { ApiError } from './client';
+import { loginCommand } from './commands/login';
 import { logicalCommand } from './commands/logical';
 import { operatorCommand, statusCommand } from './commands/operator';
 import { serverCommand } from './commands/server';
@@ -9,7 +10,8 @@ const USAGE = `Usage: strongroom <command> [args]
 Commands:
   server     Start a server (--dev for a single unsealed node to try things)
   status     Print the seal status of the server at STRONGROOM_ADDR (or VAULT_ADDR)
-  operator   init | unseal KEY | seal
+  operator   init | unseal KEY | seal | raft (join, list-peers, remove-peer, snapshot save/restore)
+  login      Log in: -method=cloud1 role=NAME [type=iam|vm] [header_value=ID] [nonce=N]
   read       Read a path            write   Write key=value pairs to a path
   list       List a path            delete  Delete a path
 
@@ -26,6 +28,8 @@ export async function main(argv: string[], out: NodeJS.WritableStream = process.
         return await statusCommand(rest, out);
       case 'operator':
         return await operatorCommand(rest, out);
+      case 'login':
+        return await loginCommand(rest, out);
       case 'read':
       case 'write':
       case 'list':

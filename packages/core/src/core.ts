@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
 import { systemClock, type Clock, type TimerHandle } from './clock';
 import {
   BadRequestError, NotFoundError, NotInitializedError, PermissionDeniedError, SealedError, StandbyError, UnsupportedOperationError,
@@ -73,6 +74,8 @@ export interface HaHooks {
   beforeInit?(): Promise<void>;
   /** Runs when the shares rebuilt a root key, before the keyring is read (a pending join completes here). */
   beforeUnseal?(rootKey: Buffer): Promise<void>;
+  /** The node is now an unsealed standby; the storage layer activates it if it leads. */
+  unsealed?(): void;
 }
 
 /** A request as the HTTP layer hands it over: operation already mapped from the method. */
@@ -86,6 +89,8 @@ export interface CoreRequest {
   headers?: Record<string, string | undefined>;
   /** Seconds: wrap the reply in a single-use token with this TTL. */
   wrapTtl?: number;
+  /** A binary body, handed to the backend unread (snapshot uploads). */
+  body?: Readable;
 }
 
 export interface CoreReply {
@@ -195,6 +200,15 @@ export class Core {
     return this.ready;
   }
 
+  /**
+   * Someone other than this core changed the physical storage (a Raft follower applying the
+   * log, a restore): forget the cached copies of `keys`, or of everything.
+   */
+  storageChanged(keys?: Iterable<string>): void {
+    this.physical.invalidate(keys);
+    if (!keys) this.seal.forgetConfig();
+  }
+
   /** Paths a sealed node or a standby answers itself. */
   isLocalPath(path: string): boolean {
     return this.sealedPaths.has(path);
@@ -271,6 +285,7 @@ export class Core {
     if (this.ha) {
       this.unsealedAt = 0;
       this.logger.info('unsealed as a standby');
+      this.ha.unsealed?.();
       return;
     }
     await this.activate();
@@ -374,6 +389,11 @@ export class Core {
     }
     this.instances.set(entry.uuid, backend);
     return backend;
+  }
+
+  /** The backend serving the mount with this UUID, if it is mounted. */
+  backendOf(uuid: string): Backend | undefined {
+    return this.instances.get(uuid);
   }
 
   dropInstance(uuid: string): void {
@@ -496,6 +516,7 @@ export class Core {
       namespace: { id: view.id, path: view.path },
       ...(request.remoteAddress ? { remoteAddress: request.remoteAddress } : {}),
       ...(request.wrapTtl ? { wrapTtl: request.wrapTtl } : {}),
+      ...(request.body ? { body: request.body } : {}),
     };
     if (op === 'update' || op === 'create') req.operation = await backend.resolveWrite(match, req);
     if (!backend.supports(match, req.operation)) throw new UnsupportedOperationError();

@@ -63,8 +63,8 @@ export class SealedError extends StrongroomError {
 
 /** This node is a standby and could not hand the request to the active node (none is known yet). */
 export class StandbyError extends StrongroomError {
-  constructor(message = 'this node is a standby and no active node is known yet; retry shortly') {
-    super('standby', 503, message);
+  constructor(message = 'this node is a standby and no active node is known yet; retry shortly', options?: { cause?: unknown }) {
+    super('standby', 503, message, options);
   }
 }
 

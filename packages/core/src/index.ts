@@ -27,6 +27,8 @@ export { PrefixedStorage, collectKeys, deleteTree, getJson, jsonOp, putJson } fr
 export type { LogicalStorage } from './storage/logical';
 export { runStorageConformance } from './storage/storage-conformance';
 export type { ConformanceSubject } from './storage/storage-conformance';
+export { openWithRootKey } from './seal/seal-manager';
+export type { SealConfig } from './seal/seal-manager';
 export { Core, SYSTEM_DEFAULT_TTL, SYSTEM_MAX_TTL, VERSION } from './core';
 export type { CoreOptions, CoreReply, CoreRequest, HaHooks, LeaderInfo } from './core';
 export type { MountConfig, MountEntry } from './mounts/mount-table';
@@ -38,5 +40,5 @@ export type { LeaseEntry } from './expiration/lease-entry';
 export { AuditBroker } from './audit/broker';
 export { IdentityStore } from './identity/identity-store';
 export type { Entity, EntityAlias } from './identity/identity-store';
-export type { LoginResult } from './framework/types';
+export type { LoginRenewal, LoginRenewRequest, LoginResult } from './framework/types';
 export { KeyedMutex } from './keyed-mutex';

@@ -17,7 +17,8 @@ export async function issueLoginToken(
 ): Promise<{ auth: AuthResult; warnings: string[] }> {
   const metadata = login.metadata ?? {};
   const identity = await core.identity.loginAlias({
-    mountAccessor: entry.accessor, mountType: entry.type, mountPath: `auth/${entry.path}`, aliasName: login.aliasName, metadata,
+    mountAccessor: entry.accessor, mountType: entry.type, mountPath: `auth/${entry.path}`, aliasName: login.aliasName,
+    metadata: login.aliasMetadata ?? metadata,
   });
   if (identity.entity.disabled) throw new PermissionDeniedError();
 
@@ -32,6 +33,13 @@ export async function issueLoginToken(
     warnings.push(`TTL of ${ttl}s is more than the maximum of ${maxTtl}s; capped`);
     ttl = maxTtl;
   }
+  // Without an explicit cap from the login, its maximum TTL is the hard cap (the older contract).
+  const explicitMaxTtl = login.explicitMaxTtl ?? login.maxTtl ?? 0;
+  if (explicitMaxTtl > 0 && ttl > explicitMaxTtl) {
+    warnings.push(`TTL of ${ttl}s is more than the explicit maximum of ${explicitMaxTtl}s; capped`);
+    ttl = explicitMaxTtl;
+  }
+  const tokenType = login.tokenType ?? 'service';
   const now = core.clock.now();
   const { id, entry: token } = await core.tokens.create({
     policies: [...policies].sort(),
@@ -42,13 +50,17 @@ export async function issueLoginToken(
     creationTime: now,
     creationTtl: ttl,
     expireTime: now + ttl * 1000,
-    explicitMaxTtl: login.maxTtl ?? 0,
+    explicitMaxTtl,
     period,
-    renewable: (login.tokenType ?? 'service') === 'service',
-    type: login.tokenType ?? 'service',
+    renewable: tokenType === 'service',
+    type: tokenType,
     boundCidrs: parseCidrs('token_bound_cidrs', login.boundCidrs ?? []),
     entityId: identity.entityId,
     namespace: view.id,
+    // Batch tokens are never renewed, so they carry nothing for a renewal check.
+    ...(login.internal && tokenType === 'service'
+      ? { login: { mountUuid: entry.uuid, internal: login.internal, maxTtl: login.explicitMaxTtl !== undefined ? login.maxTtl ?? 0 : 0 } }
+      : {}),
   });
   return { auth: authOf(id, token, now), warnings };
 }

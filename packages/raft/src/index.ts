@@ -1,1 +1,23 @@
-export { LevelStorage } from './level-storage';
+export type {
+  ConfChange, ConfState, Entry, EntryType, HardState, Message, MessageType, NodeId, Progress, RaftConfig, ReadState, Ready,
+  Role, SnapshotMeta, SoftState, Status,
+} from './core/types';
+export { RaftCore, decodeConfChange, encodeConfChange } from './core/raft-core';
+export { CompactedError, ConfChangeError, NotLeaderError, ProposalDroppedError, RaftError, TransferError } from './core/errors';
+export { RaftNode } from './node/raft-node';
+export type { NodeStats, NodeStatus, RaftNodeOptions } from './node/raft-node';
+export { RaftStorage } from './node/raft-storage';
+export { encodeTxn } from './node/command';
+export type { Check } from './node/command';
+export { NodeClosedError, NodeRemovedError, OutcomeUnknownError, RaftTimeoutError, SnapshotRestoreError } from './node/errors';
+export { snapshotValue } from './node/snapshot-value';
+export { MemoryNetwork, MemoryTransport } from './node/memory-transport';
+export type { Transport, TransportHandlers } from './transport/transport';
+export { GrpcTransport } from './transport/grpc-transport';
+export type { GrpcTransportOptions } from './transport/grpc-transport';
+export type { TransportStats } from './transport/peer-sender';
+export { SnapshotSendError } from './transport/errors';
+export type { SnapshotSendFailure } from './transport/errors';
+export { createClusterTls } from './tls/cluster-tls';
+export type { ClusterTls } from './tls/cluster-tls';
+export { CLUSTER_SERVER_NAME } from './tls/cluster-name';

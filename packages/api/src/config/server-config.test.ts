@@ -68,6 +68,7 @@ function expectExample(config: ServerConfig, file: string): void {
         tlsCertFile: cert,
         tlsKeyFile: key,
         maxRequestSize: 33554432,
+        clusterAddress: { host: '127.0.0.1', port: 8201 },
       },
     ],
     apiAddr: 'https://127.0.0.1:8200',
@@ -195,6 +196,7 @@ describe('defaults', () => {
           port: 8200,
           tlsDisable: true,
           maxRequestSize: 32 * 1024 * 1024,
+          clusterAddress: { host: '127.0.0.1', port: 8201 },
         },
       ],
       ui: false,
@@ -202,6 +204,13 @@ describe('defaults', () => {
       warnings: [],
     });
     expect(config.storage.nodeId).toMatch(/^node-[0-9a-f]{8}$/);
+  });
+
+  test('the cluster port listens where cluster_address says, or one above the API port', async () => {
+    const explicit = await parseConfig('storage "raft" {\n path = "/d"\n}\nlistener "tcp" {\n tls_disable = true\n address = "127.0.0.1:9200"\n cluster_address = "127.0.0.1:9301"\n}\n', 'c.hcl');
+    expect(explicit.listeners[0]?.clusterAddress).toEqual({ host: '127.0.0.1', port: 9301 });
+    const implied = await parseConfig('storage "raft" {\n path = "/d"\n}\nlistener "tcp" {\n tls_disable = true\n address = "127.0.0.1:9200"\n}\n', 'c.hcl');
+    expect(implied.listeners[0]?.clusterAddress).toEqual({ host: '127.0.0.1', port: 9201 });
   });
 
   test('max_request_size 0 means the default', async () => {
@@ -311,6 +320,8 @@ describe('rejections', () => {
     ['non-numeric max_request_size', `${raft}listener "tcp" {\n tls_disable = true\n max_request_size = "32MiB"\n}\n`, 'listener.tcp[0].max_request_size', 'must be a non-negative integer'],
     ['cert missing with TLS on', `${raft}listener "tcp" {\n tls_key_file = "/k"\n}\n`, 'listener.tcp[0].tls_cert_file', 'is required unless tls_disable is true'],
     ['key missing with TLS on', `${raft}listener "tcp" {\n tls_disable = "false"\n tls_cert_file = "/c"\n}\n`, 'listener.tcp[0].tls_key_file', 'is required unless tls_disable is true'],
+    ['bad cluster_address', `${raft}listener "tcp" {\n tls_disable = true\n cluster_address = "nowhere"\n}\n`, 'listener.tcp[0].cluster_address', 'must be host:port with a port from 1 to 65535 (IPv6 hosts in brackets, e.g. [::1]:8200)'],
+    ['cluster port past 65535', `${raft}listener "tcp" {\n tls_disable = true\n address = "127.0.0.1:65535"\n}\n`, 'listener.tcp[0].cluster_address', 'is required when the API port is 65535 (it defaults to the API port plus one)'],
     ['bad api_addr', `${raft}${tcp}api_addr = "127.0.0.1:8200"\n`, 'api_addr', 'must be an http:// or https:// URL'],
     ['ftp cluster_addr', `${raft}${tcp}cluster_addr = "ftp://host:8201"\n`, 'cluster_addr', 'must be an http:// or https:// URL'],
     ['api_addr not a string', `${raft}${tcp}api_addr = 8200\n`, 'api_addr', 'must be a string'],

@@ -15,6 +15,8 @@ export interface ListenerConfig {
   tlsKeyFile?: string;
   /** In bytes; always positive (0 in the file means the default). */
   maxRequestSize: number;
+  /** Where the cluster (Raft) port listens; by default the API port plus one on the same host. */
+  clusterAddress: { host: string; port: number };
 }
 
 export interface ServerConfig {
@@ -52,7 +54,7 @@ export const DEFAULT_MAX_REQUEST_SIZE = 32 * 1024 * 1024;
 // Settings we implement, per section.
 const TOP_LEVEL_KEYS = new Set(['storage', 'listener', 'api_addr', 'cluster_addr', 'ui']);
 const RAFT_KEYS = new Set(['path', 'node_id']);
-const TCP_KEYS = new Set(['address', 'tls_cert_file', 'tls_key_file', 'tls_disable', 'max_request_size']);
+const TCP_KEYS = new Set(['address', 'cluster_address', 'tls_cert_file', 'tls_key_file', 'tls_disable', 'max_request_size']);
 
 // Accepted without a word: they tune the process rather than the server's behaviour, and
 // nearly every Vault config file sets them, so warning about them would only be noise.
@@ -82,7 +84,7 @@ const VAULT_RAFT_KEYS = new Set([
   'trailing_logs',
 ]);
 const VAULT_TCP_KEYS = new Set([
-  'chroot_namespace', 'cluster_address', 'custom_response_headers', 'disable_replication_status_endpoints',
+  'chroot_namespace', 'custom_response_headers', 'disable_replication_status_endpoints',
   'disable_request_limiter', 'http_idle_timeout', 'http_read_header_timeout', 'http_read_timeout',
   'http_write_timeout', 'inflight_requests_logging', 'max_request_duration', 'profiling',
   'proxy_protocol_authorized_addrs', 'proxy_protocol_behavior', 'redact_addresses',
@@ -291,11 +293,14 @@ class Validator {
       }
     }
     const size = this.optionalNonNegativeInt(body, 'max_request_size', `${prefix}.max_request_size`);
+    const clusterAddress = this.optionalString(body, 'cluster_address', `${prefix}.cluster_address`, true);
+    if (clusterAddress === undefined && port === 65535) this.fail(`${prefix}.cluster_address`, 'is required when the API port is 65535 (it defaults to the API port plus one)');
     const listener: ListenerConfig = {
       type: 'tcp',
       address,
       host,
       port,
+      clusterAddress: clusterAddress === undefined ? { host, port: port + 1 } : this.hostPort(clusterAddress, `${prefix}.cluster_address`),
       tlsDisable,
       maxRequestSize: size === undefined || size === 0 ? DEFAULT_MAX_REQUEST_SIZE : size,
     };

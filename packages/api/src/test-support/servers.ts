@@ -12,12 +12,12 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-/** A real server on an ephemeral loopback port over classic-level in a temporary directory. */
+/** A real server (a cluster of one) on ephemeral loopback ports, with its data in a temporary directory. */
 export async function startTestServer(listener: Partial<ListenerConfig> = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'strongroom-test-'));
   const server = await startServer({
     storage: { type: 'raft', path: join(dir, 'data'), nodeId: 'test' },
-    listeners: [{ type: 'tcp', address: '127.0.0.1:0', host: '127.0.0.1', port: 0, tlsDisable: true, maxRequestSize: 32 * 1024 * 1024, ...listener }],
+    listeners: [{ type: 'tcp', address: '127.0.0.1:0', host: '127.0.0.1', port: 0, tlsDisable: true, maxRequestSize: 32 * 1024 * 1024, clusterAddress: { host: '127.0.0.1', port: 0 }, ...listener }],
     ui: false, sourceFile: '(test)', warnings: [],
   }, { logger: silentLogger });
   return {
@@ -34,6 +34,7 @@ export async function initAndUnseal(t: TestServer): Promise<string> {
   const core = t.server.core;
   const { keys, rootToken } = await core.initialize(1, 1);
   await core.unseal(keys[0] as Buffer);
+  await t.server.waitActive();
   await core.handle({ operation: 'update', path: 'sys/mounts/secret', token: rootToken, data: { type: 'kv', options: { version: '2' } } });
   return rootToken;
 }

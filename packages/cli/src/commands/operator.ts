@@ -1,5 +1,6 @@
 import { apiRequest, clientFromEnv } from '../client';
 import { intFlag, parseArgs, UsageError } from '../args';
+import { raftCommand } from './raft';
 
 function printStatus(out: NodeJS.WritableStream, s: Record<string, unknown>): void {
   const rows: [string, unknown][] = [
@@ -44,7 +45,9 @@ export async function operatorCommand(argv: string[], out: NodeJS.WritableStream
       await apiRequest(client, 'PUT', 'sys/seal', {});
       out.write('Success! Sealed.\n');
       return 0;
+    case 'raft':
+      return raftCommand(rest, client, out);
     default:
-      throw new UsageError('Usage: strongroom operator init|unseal|seal');
+      throw new UsageError('Usage: strongroom operator init|unseal|seal|raft');
   }
 }

@@ -1,6 +1,6 @@
 import { BadRequestError, UnsupportedOperationError } from '../errors';
 import { parseFields, requireFields, type FieldData } from './fields';
-import type { BackendRequest, BackendResponse, Operation, PathDefinition, SecretType } from './types';
+import type { BackendRequest, BackendResponse, LoginRenewal, LoginRenewRequest, Operation, PathDefinition, SecretType } from './types';
 
 export interface CompiledPath {
   def: PathDefinition;
@@ -51,6 +51,16 @@ export class Backend {
    * storage, so a restart or a new leader picks it up. Override to use.
    */
   async periodic(_req: BackendRequest): Promise<void> {}
+
+  /**
+   * Called by core when a token issued by one of this auth method's logins (one that returned
+   * `internal`) is renewed, with the mount's storage. Throw to refuse the renewal (the role is
+   * gone, the instance stopped); answer the role's current TTLs to apply them; null leaves the
+   * token's own values. Override to use.
+   */
+  async renewLogin(_req: BackendRequest, _token: LoginRenewRequest): Promise<LoginRenewal | null> {
+    return null;
+  }
 
   match(path: string): PathMatch | null {
     for (const compiled of this.paths) {

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { LogicalStorage } from '../storage/logical';
 import type { FieldData, FieldSchemas } from './fields';
 
@@ -48,6 +49,8 @@ export interface BackendRequest {
   wrapTtl?: number;
   /** The namespace the request runs in (`path` is '' for the root namespace). */
   namespace: { id: string; path: string };
+  /** A binary request body (sent as application/octet-stream), unread; `data` is then empty. */
+  body?: Readable;
 }
 
 export interface AuthResult {
@@ -105,6 +108,41 @@ export interface LoginResult {
   numUses?: number;
   boundCidrs?: string[];
   tokenType?: 'service' | 'batch';
+  /**
+   * Seconds; a hard cap on the token's life from its creation. When a login sets it (even to 0),
+   * `maxTtl` stops being a hard cap and becomes the ceiling the auth method may restate at each
+   * renewal (a role's current token_max_ttl); without it, `maxTtl` is the hard cap, as before.
+   */
+  explicitMaxTtl?: number;
+  /** The alias's metadata when it must differ from the token's (values that change every login). */
+  aliasMetadata?: Record<string, string>;
+  /**
+   * Kept with a service token and never shown; handed back to the auth method's
+   * `Backend.renewLogin` when the token is renewed (Vault's auth InternalData).
+   */
+  internal?: Record<string, unknown>;
+}
+
+/** What core tells an auth method when a token one of its logins issued is being renewed. */
+export interface LoginRenewRequest {
+  /** The `internal` of the login that issued the token. */
+  internal: Record<string, unknown>;
+  metadata: Record<string, string>;
+  policies: string[];
+  /** Seconds the caller asked for (0: the token's own TTL). */
+  increment: number;
+  /** When the token was issued (ms since epoch). */
+  issuedAt: number;
+}
+
+/**
+ * An auth method's answer to a renewal: the current values of its role (Vault's renew handlers
+ * re-read them). Absent fields keep the token's own. Refusing is done by throwing.
+ */
+export interface LoginRenewal {
+  ttl?: number;
+  maxTtl?: number;
+  period?: number;
 }
 
 export interface BackendResponse {

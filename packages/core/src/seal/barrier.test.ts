@@ -2,12 +2,22 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kvEngine } from '@strongroom/engine-kv';
-import { LevelStorage } from '@strongroom/raft';
+import { MemoryNetwork, RaftNode, RaftStorage } from '@strongroom/raft';
 import { MemoryStorage, SealedError } from '../index';
 import { callCore, data, newCore, okCore, rig } from '../test-support/core-rig';
 import { Barrier } from './barrier';
 import { Keyring } from './keyring';
 import { combineShares } from './shamir';
+
+/** Disk storage as a server has it: a cluster of one, its log and state machine under `dir`. */
+async function diskStorage(dir: string): Promise<RaftStorage> {
+  const node = await RaftNode.open({
+    id: 'n1', dataDir: dir, transport: new MemoryNetwork().transport('n1'), bootstrap: { voters: ['n1'], learners: [] }, tickMs: 10,
+  });
+  node.campaign();
+  while (!node.isLeader) await new Promise((r) => setTimeout(r, 5));
+  return new RaftStorage(node, { ownsNode: true });
+}
 
 async function filesUnder(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -54,7 +64,7 @@ describe('the barrier on disk', () => {
   it('leaves no secret value, token, unseal key, root key or data key in any file of the data directory', async () => {
     const secret = 'very-secret-value-4711';
     const v1Secret = 'kv-one-secret-value-0815';
-    const storage = await LevelStorage.open(dir);
+    const storage = await diskStorage(dir);
     const r = await rig({ storage, shares: 5, threshold: 3, engines: [kvEngine] });
     expect(r.core.sealed).toBe(false);
     const rootKey = await combineShares(r.keys.slice(1, 4));
@@ -92,7 +102,7 @@ describe('the barrier on disk', () => {
     expect(await findOnDisk(dir, needles)).toEqual([]);
 
     // And the data is all there after a restart.
-    const reopened = await LevelStorage.open(dir);
+    const reopened = await diskStorage(dir);
     const again = newCore({ storage: reopened, engines: [kvEngine] });
     try {
       for (const k of [r.keys[4], r.keys[0], r.keys[2]]) await again.unseal(k as Buffer);
@@ -108,7 +118,7 @@ describe('the barrier on disk', () => {
   });
 
   it('refuses a ciphertext moved to another key on disk while the server was down', async () => {
-    const r = await rig({ storage: await LevelStorage.open(dir), engines: [kvEngine] });
+    const r = await rig({ storage: await diskStorage(dir), engines: [kvEngine] });
     await r.ok('update', 'sys/mounts/secret', r.root, { type: 'kv-v2' });
     await r.ok('update', 'secret/data/a', r.root, { data: { v: 'a' } });
     await r.ok('update', 'secret/data/b', r.root, { data: { v: 'b' } });
@@ -119,11 +129,11 @@ describe('the barrier on disk', () => {
     await r.core.close();
 
     // An attacker with the disk swaps one secret's ciphertext in for another's.
-    let storage = await LevelStorage.open(dir);
+    let storage = await diskStorage(dir);
     await storage.put(keyB, (await storage.get(keyA)) as Buffer);
     await storage.close();
 
-    storage = await LevelStorage.open(dir);
+    storage = await diskStorage(dir);
     const core = newCore({ storage, engines: [kvEngine] });
     try {
       await core.unseal(r.key);

@@ -4,6 +4,7 @@ import { BadRequestError, SealedError } from '../errors';
 import { deleteTree } from '../storage/logical';
 import type { Storage } from '../storage/storage';
 import type { Barrier } from './barrier';
+import { open as aeadOpen, seal as aeadSeal } from './aead';
 import { Keyring } from './keyring';
 import { combineShares, splitRootKey, validateShareCounts } from './shamir';
 
@@ -183,6 +184,27 @@ export class SealManager {
     this.config = config;
   }
 
+  /**
+   * Encrypts for whoever holds the root key, such as a node joining the cluster: it can read
+   * the result only after it was unsealed with this cluster's key shares. `purpose` binds the
+   * ciphertext to one use.
+   */
+  sealForRootKeyHolder(plaintext: Buffer, purpose: string): Buffer {
+    if (!this.rootKey || this.barrier.sealed) throw new SealedError();
+    return aeadSeal(this.rootKey, plaintext, Buffer.from(purpose));
+  }
+
+  /** Whether `sealedKeyring` (as stored at core/keyring) opens with this node's root key. */
+  opensKeyring(sealedKeyring: Buffer): boolean {
+    if (!this.rootKey) throw new SealedError();
+    try {
+      Keyring.open(this.rootKey, sealedKeyring).wipe();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /** Forgets the cached seal configuration (after a snapshot restore replaced storage). */
   forgetConfig(): void {
     this.config = null;
@@ -230,4 +252,9 @@ export class SealManager {
     this.barrier.unseal(next);
     live.wipe();
   }
+}
+
+/** Opens what `sealForRootKeyHolder` made; throws unless `rootKey` and `purpose` match. */
+export function openWithRootKey(rootKey: Buffer, sealed: Buffer, purpose: string): Buffer {
+  return aeadOpen(rootKey, sealed, Buffer.from(purpose));
 }

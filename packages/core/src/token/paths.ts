@@ -2,6 +2,7 @@ import type { Core } from '../core';
 import { BadRequestError, PermissionDeniedError } from '../errors';
 import type { FieldData } from '../framework/fields';
 import { definePath, type BackendRequest, type BackendResponse, type PathDefinition } from '../framework/types';
+import { checkLoginRenewal } from './login-renewal';
 import { authOf, createToken } from './token-create';
 import { CREATE_FIELDS } from './token-fields';
 import type { TokenEntry } from './token-entry';
@@ -73,24 +74,29 @@ async function renew(core: Core, req: BackendRequest, id: string, entry: TokenEn
   if (entry.type === 'batch') throw new BadRequestError('batch tokens cannot be renewed');
   if (entry.expireTime === 0) return { auth: authOf(id, entry, now) };
   if (!entry.renewable) throw new BadRequestError('invalid lease ID: the token is not renewable');
+  // A login token's auth method rechecks the login and restates its role's current TTLs.
+  const renewal = await checkLoginRenewal(core, entry, increment);
+  const period = renewal?.period ?? entry.period;
   const warnings: string[] = [];
-  let wanted = entry.period > 0 ? entry.period : increment || entry.creationTtl;
+  let wanted = period > 0 ? period : increment || renewal?.ttl || entry.creationTtl;
   // A period longer than the mount's maximum is held to that maximum, as at creation.
-  if (entry.period > 0 && wanted > req.mount.maxLeaseTtl) {
+  if (period > 0 && wanted > req.mount.maxLeaseTtl) {
     wanted = req.mount.maxLeaseTtl;
-    warnings.push(`period of ${entry.period}s is higher than the mount's maximum TTL of ${req.mount.maxLeaseTtl}s; capped`);
+    warnings.push(`period of ${period}s is higher than the mount's maximum TTL of ${req.mount.maxLeaseTtl}s; capped`);
   }
   let expire = now + wanted * 1000;
   const caps: number[] = [];
   if (entry.explicitMaxTtl > 0) caps.push(entry.creationTime + entry.explicitMaxTtl * 1000);
-  if (entry.period === 0) caps.push(entry.creationTime + req.mount.maxLeaseTtl * 1000);
+  if (period === 0) caps.push(entry.creationTime + req.mount.maxLeaseTtl * 1000);
+  const loginMaxTtl = renewal?.maxTtl ?? entry.login?.maxTtl ?? 0;
+  if (period === 0 && loginMaxTtl > 0) caps.push(entry.creationTime + loginMaxTtl * 1000);
   for (const cap of caps) {
     if (expire > cap) {
       expire = cap;
       warnings.push('TTL of the renewal was capped by the token\'s maximum TTL');
     }
   }
-  const renewed = { expireTime: Math.max(expire, now), lastRenewalTime: now };
+  const renewed = { expireTime: Math.max(expire, now), lastRenewalTime: now, period };
   // Applied to the stored entry under its lock, so a use spent meanwhile is not written back.
   // A token revoked meanwhile stays revoked; the answer is then that of a renewal just before.
   const updated = (await core.tokens.update(entry.hash, (current) => ({ ...current, ...renewed }))) ?? { ...entry, ...renewed };

@@ -22,6 +22,12 @@ export interface TokenEntry {
   entityId: string;
   lastRenewalTime?: number;
   namespace: string;
+  /**
+   * For a token issued by an auth method's login that asked to be consulted on renewal: the
+   * mount (by UUID, as mounts can move), what the login kept for itself, and the renewal
+   * ceiling in seconds (0: none) when it is not a hard cap.
+   */
+  login?: { mountUuid: string; internal: Record<string, unknown>; maxTtl: number };
 }
 
 export function isExpired(entry: Pick<TokenEntry, 'expireTime'>, now: number): boolean {

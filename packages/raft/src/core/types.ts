@@ -76,7 +76,11 @@ export interface Message {
   to: NodeId;
   /** Sender's term; for preVote, the term the sender would campaign in. */
   term: number;
-  /** append: index and term of the entry before `entries`. vote/preVote: candidate's last log index and term. */
+  /**
+   * append: index and term of the entry before `entries`. vote/preVote: candidate's last log index and term.
+   * appendResp: the last index the follower now matches (on reject: the rejected append's `index`).
+   * heartbeat/heartbeatResp: the leader's tick count when it sent the heartbeat, echoed back (leader lease).
+   */
   index?: number;
   logTerm?: number;
   entries?: Entry[];
@@ -111,7 +115,10 @@ export interface ReadState {
 
 /**
  * Work the caller must do, in this order, then call `advance(ready)`:
- *  1. if `snapshot` is set, install it (the runtime already holds its data) before anything else;
+ *  1. if `snapshot` is set, install it (the runtime already holds its data) before anything else,
+ *     and drop every stored entry (any entries the core keeps come back in `entries`). A snapshot
+ *     at index 0 carries only a membership (a bootstrap, or a node joining a cluster that never
+ *     compacted): the state machine is empty, and the meta must still be persisted;
  *  2. persist `entries` (replacing any stored entries at or after entries[0].index) and `hardState`,
  *     durably, in one write;
  *  3. send `messages`;

@@ -28,7 +28,7 @@ export interface Transport {
   /** Queues messages for sending; never throws, never blocks on the network. */
   send(messages: Message[]): void;
   /**
-   * Streams a snapshot to `m.to` in chunks, then `m` itself. Resolves when the receiver has
+   * Streams `m` to `m.to`, then the snapshot data in chunks. Resolves when the receiver has
    * stored it, rejects on any failure (the caller reports the snapshot as failed to the core).
    */
   sendSnapshot(m: Message, data: () => AsyncIterable<Buffer>): Promise<void>;

@@ -1,0 +1,548 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createReadStream, existsSync } from 'node:fs';
+import { mkdir, open as openFile, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import * as net from 'node:net';
+import { join } from 'node:path';
+import { PassThrough, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import {
+  BadRequestError, ConflictError, openWithRootKey, SealedError, StandbyError, systemClock,
+  type Clock, type Core, type HaHooks, type LeaderInfo, type Logger, type SealConfig, type TimerHandle,
+} from '@strongroom/core';
+import { createClusterTls, GrpcTransport, RaftNode, RaftStorage, snapshotValue, type ClusterTls } from '@strongroom/raft';
+import { AdvertTransport, decodeAdvert, encodeAdvert, hostPortOf, type Advert } from './advert';
+import { ForwardingAuth } from './forwarding';
+import type { AutopilotServer, AutopilotState, ClusterControl, PeerView } from './raft-paths';
+import type { ClusterRouting } from '../dispatcher';
+
+export interface ClusterNodeOptions {
+  /** The storage path: `tls.json` and the Raft node's data live here. */
+  dir: string;
+  nodeId: string;
+  /** Where the cluster listener binds. */
+  listen: { host: string; port: number };
+  /** How the others reach this node's cluster listener (cluster_addr); defaults to `listen`. */
+  clusterAddr?: string;
+  /** This node's API address as clients and the other members reach it (api_addr); set by `start` when not known earlier. */
+  apiAddr?: string;
+  logger: Logger;
+  clock?: Clock;
+  /** Milliseconds per Raft tick; elections take 10 to 20 ticks. */
+  tickMs?: number;
+  /** How long a learner must be healthy and caught up before autopilot promotes it. */
+  stabilizationMs?: number;
+}
+
+const TLS_FILE = 'tls.json';
+const CHALLENGE_PURPOSE = 'strongroom raft join challenge';
+const TLS_PURPOSE = 'strongroom raft join tls';
+const CHALLENGE_TTL_MS = 5 * 60_000;
+/** A learner within this many entries of the leader's log counts as caught up. */
+const CAUGHT_UP_ENTRIES = 256;
+
+interface PendingJoin {
+  leader: string;
+  challenge: Buffer;
+  nonVoter: boolean;
+  ca?: string;
+}
+
+/**
+ * This server's membership of a Raft cluster: it owns the Raft node and its TLS identity,
+ * creates the cluster at init or joins one, makes the core active while this node leads and a
+ * standby otherwise, promotes caught-up learners (autopilot), and serves `sys/storage/raft/*`.
+ */
+export class ClusterNode implements ClusterControl {
+  /**
+   * The core's physical storage: empty until this node creates or joins a cluster. Reads are
+   * local: only the active node serves, and `routing().gate` holds each request until this node
+   * is sure it still leads, which makes its applied state the cluster's latest.
+   */
+  readonly storage = new RaftStorage(null, { readBarrier: false });
+  private node: RaftNode | null = null;
+  private core: Core | null = null;
+  private tls: ClusterTls | null = null;
+  private auth: ForwardingAuth | null = null;
+  private pendingJoin: PendingJoin | null = null;
+  private readonly challenges = new Map<string, { answer: Buffer; expires: number }>();
+  private reconciling: Promise<void> = Promise.resolve();
+  private retryTimer: TimerHandle | null = null;
+  private autopilotTimer: TimerHandle | null = null;
+  /** When each member was last seen healthy without a break (for autopilot). */
+  private readonly healthySince = new Map<string, number>();
+  private readonly clock: Clock;
+  private closed = false;
+
+  constructor(private options: ClusterNodeOptions) {
+    this.clock = options.clock ?? systemClock;
+  }
+
+  /**
+   * Starts the node once the API listens (its address goes into the advert). A member of a
+   * cluster (it has TLS and Raft state) takes part at once, sealed or not; a new node waits
+   * for init or join.
+   */
+  async start(apiAddr: string): Promise<void> {
+    this.options = { apiAddr, ...this.options };
+    await mkdir(this.options.dir, { recursive: true, mode: 0o700 });
+    const tlsFile = join(this.options.dir, TLS_FILE);
+    if (existsSync(tlsFile)) {
+      this.tls = JSON.parse(await readFile(tlsFile, 'utf8')) as ClusterTls;
+      await this.startRaft({});
+    }
+  }
+
+  /** Wires the core this node serves; the core's HA hooks come from `hooks()`. */
+  attach(core: Core): void {
+    this.core = core;
+  }
+
+  get advert(): Advert {
+    return { cluster: hostPortOf(this.options.clusterAddr ?? `${this.options.listen.host}:${this.options.listen.port}`), api: this.options.apiAddr ?? '', nonVoter: false };
+  }
+
+  hooks(): HaHooks {
+    return {
+      leader: () => this.leaderInfo(),
+      beforeInit: () => this.bootstrap(),
+      beforeUnseal: (rootKey) => this.completeJoin(rootKey),
+      unsealed: () => this.reconcile(),
+    };
+  }
+
+  routing(): ClusterRouting {
+    return {
+      activeAddress: () => {
+        const leader = this.leaderInfo();
+        return leader && !leader.self ? leader.apiAddress : null;
+      },
+      awaitActive: async () => {
+        const deadline = Date.now() + Math.max(3000, 20 * (this.options.tickMs ?? 100));
+        for (;;) {
+          // Leading but not yet active: activation is moments away, so wait for it too.
+          const leader = this.leaderInfo();
+          if (leader && !leader.self) return leader.apiAddress;
+          if (this.core?.active || Date.now() > deadline || this.closed) return null;
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      },
+      auth: this.forwardingAuth(),
+      gate: () => {
+        const node = this.node;
+        if (!node || !node.isLeader) return Promise.reject(new StandbyError('this node no longer leads the cluster; retry'));
+        return node.leaseValid() ? null : node.readBarrier();
+      },
+    };
+  }
+
+  /**
+   * The key that signs forwarded client addresses. Every member holds the cluster's TLS key
+   * and nothing else does; until this node has it, it neither forwards nor trusts forwards.
+   */
+  private forwardingAuth(): ForwardingAuth {
+    const self = this;
+    const unknown = new ForwardingAuth(randomBytes(32));
+    return new (class extends ForwardingAuth {
+      override sign(address: string, method: string, url: string): string {
+        return (self.auth ?? unknown).sign(address, method, url);
+      }
+      override verify(header: string, method: string, url: string): string | null {
+        return (self.auth ?? unknown).verify(header, method, url);
+      }
+    })(randomBytes(32));
+  }
+
+  private leaderInfo(): LeaderInfo | null {
+    const node = this.node;
+    if (!node || node.leader === null) return null;
+    const advert = decodeAdvert(node.status().addresses[node.leader]);
+    if (!advert) return null;
+    return { self: node.isLeader, apiAddress: advert.api, clusterAddress: `https://${advert.cluster}` };
+  }
+
+  // ---- starting the node ----------------------------------------------------------------
+
+  private async saveTls(tls: ClusterTls): Promise<void> {
+    const file = join(this.options.dir, TLS_FILE);
+    await writeFile(`${file}.tmp`, JSON.stringify(tls), { mode: 0o600 });
+    await rename(`${file}.tmp`, file);
+    this.tls = tls;
+  }
+
+  private async startRaft(start: { bootstrap?: boolean; peers?: Record<string, string> }): Promise<void> {
+    const tls = this.tls as ClusterTls;
+    this.auth = new ForwardingAuth(createHash('sha256').update('strongroom request forwarding\n').update(tls.key).digest());
+    const { host } = this.options.listen;
+    // Port 0 (dev): the advert must carry a real port before Raft starts, so take a free one now.
+    if (this.options.listen.port === 0) this.options.listen = { host, port: await freePort(host) };
+    const { port } = this.options.listen;
+    const transport = new GrpcTransport({ id: this.options.nodeId, listen: `${host}:${port}`, tls: { ca: tls.caCert, cert: tls.cert, key: tls.key }, clock: this.clock, logger: this.options.logger });
+    const node = await RaftNode.open({
+      id: this.options.nodeId,
+      dataDir: join(this.options.dir, 'raft'),
+      transport: new AdvertTransport(transport),
+      clock: this.clock,
+      logger: this.options.logger,
+      ...(this.options.tickMs ? { tickMs: this.options.tickMs } : {}),
+      ...(start.peers ? { peers: start.peers } : {}),
+      ...(start.bootstrap ? { bootstrap: { voters: [this.options.nodeId], learners: [] } } : {}),
+      address: encodeAdvert(this.advert),
+    });
+    this.node = node;
+    this.storage.attach(node);
+    // Whatever the core read before this node had storage, and whatever the log changes under
+    // it from now on, must not be answered from its cache.
+    this.core?.storageChanged();
+    node.onApply((changes) => {
+      const core = this.core;
+      if (!core) return;
+      for (const change of changes) {
+        if ('restored' in change) core.storageChanged();
+        else core.storageChanged(change.ops.map((op) => op.key));
+      }
+    });
+    node.onLeaderChange(() => this.reconcile());
+    // A cluster of one need not wait out an election timeout to lead again after a restart.
+    const { voters } = node.status().conf;
+    if (voters.length === 1 && voters[0] === this.options.nodeId && !node.isLeader) node.campaign();
+    node.onRemoved(() => {
+      this.options.logger.warn('this node was removed from the cluster');
+      this.reconcile();
+    });
+    this.scheduleAutopilot();
+  }
+
+  /** sys/init on a node of no cluster: it becomes a cluster of one, and the leader, first. */
+  private async bootstrap(): Promise<void> {
+    if (this.pendingJoin) throw new BadRequestError('this node is joining a cluster; unseal it with that cluster\'s keys instead of initializing it');
+    if (!this.node) {
+      await this.saveTls(await createClusterTls(this.clock));
+      await this.startRaft({ bootstrap: true });
+    }
+    const node = this.node as RaftNode;
+    if (!node.isLeader) node.campaign();
+    await this.waitFor('this node to lead its new cluster', 10_000, () => node.isLeader);
+    await node.readBarrier();
+  }
+
+  // ---- joining --------------------------------------------------------------------------
+
+  async join(leaderApiAddr: string, options: { nonVoter: boolean; leaderCaCert?: string }): Promise<void> {
+    const core = this.requireCore();
+    if (this.node || (await core.seal.initialized())) {
+      throw new BadRequestError('this node already belongs to a cluster (or was initialized); only a new node can join');
+    }
+    const reply = await this.callLeader(leaderApiAddr, 'sys/storage/raft/bootstrap/challenge', { server_id: this.options.nodeId }, options.leaderCaCert);
+    const data = reply['data'] as { challenge?: string; seal_config?: SealConfig } | undefined;
+    if (!data?.challenge || !data.seal_config) throw new BadRequestError(`the leader at ${leaderApiAddr} did not answer with a join challenge`);
+    this.pendingJoin = {
+      leader: leaderApiAddr, challenge: Buffer.from(data.challenge, 'base64'), nonVoter: options.nonVoter,
+      ...(options.leaderCaCert ? { ca: options.leaderCaCert } : {}),
+    };
+    core.seal.useJoinConfig(data.seal_config);
+    this.options.logger.info('join pending: unseal this node with the cluster\'s keys', { leader: leaderApiAddr });
+  }
+
+  /** Runs inside unseal once the shares rebuilt a root key: proves it to the leader and joins. */
+  private async completeJoin(rootKey: Buffer): Promise<void> {
+    const join = this.pendingJoin;
+    if (!join) return;
+    let answer: Buffer;
+    try {
+      answer = openWithRootKey(rootKey, join.challenge, CHALLENGE_PURPOSE);
+    } catch {
+      throw new BadRequestError('unseal failed: these keys are not the keys of the cluster this node is joining');
+    }
+    const reply = await this.callLeader(join.leader, 'sys/storage/raft/bootstrap/answer', {
+      server_id: this.options.nodeId, answer: answer.toString('base64'), cluster_addr: this.advert.cluster,
+      api_addr: this.advert.api, non_voter: join.nonVoter,
+    }, join.ca);
+    const data = reply['data'] as { tls?: string; peers?: Record<string, string>; index?: number } | undefined;
+    if (!data?.tls || !data.peers) throw new BadRequestError(`the leader at ${join.leader} did not accept the join`);
+    const tls = JSON.parse(openWithRootKey(rootKey, Buffer.from(data.tls, 'base64'), TLS_PURPOSE).toString('utf8')) as ClusterTls;
+    await this.saveTls(tls);
+    this.pendingJoin = null;
+    await this.startRaft({ peers: data.peers });
+    const node = this.node as RaftNode;
+    const index = data.index ?? 0;
+    // The keyring and the seal configuration arrive with the leader's log or snapshot.
+    await this.waitFor('the cluster\'s data to arrive', 60_000, () => node.applied >= index);
+  }
+
+  async challenge(serverId: string): Promise<{ challenge: string; sealConfig: SealConfig }> {
+    const core = this.requireActive();
+    const sealConfig = await core.seal.sealConfig();
+    if (!sealConfig) throw new SealedError();
+    const answer = randomBytes(32);
+    const now = this.clock.now();
+    for (const [id, c] of this.challenges) if (c.expires < now) this.challenges.delete(id);
+    this.challenges.set(serverId, { answer, expires: now + CHALLENGE_TTL_MS });
+    return { challenge: core.seal.sealForRootKeyHolder(answer, CHALLENGE_PURPOSE).toString('base64'), sealConfig };
+  }
+
+  async answer(request: { serverId: string; answer: string; clusterAddr: string; apiAddr: string; nonVoter: boolean }): Promise<Record<string, unknown>> {
+    const core = this.requireActive();
+    const node = this.node as RaftNode;
+    const pending = this.challenges.get(request.serverId);
+    const given = Buffer.from(request.answer, 'base64');
+    if (!pending || pending.expires < this.clock.now() || given.length !== pending.answer.length || !timingSafeEqual(given, pending.answer)) {
+      throw new BadRequestError('invalid join answer: ask for a new challenge (sys/storage/raft/join) and unseal with this cluster\'s keys');
+    }
+    this.challenges.delete(request.serverId);
+    const status = node.status();
+    if (status.conf.voters.includes(request.serverId) || status.conf.learners.includes(request.serverId)) {
+      throw new ConflictError(`a member with node ID "${request.serverId}" already exists; remove it first (sys/storage/raft/remove-peer)`);
+    }
+    const advert: Advert = { cluster: hostPortOf(request.clusterAddr), api: request.apiAddr, nonVoter: request.nonVoter };
+    await node.addLearner(request.serverId, encodeAdvert(advert));
+    const tls = core.seal.sealForRootKeyHolder(Buffer.from(JSON.stringify(this.tls)), TLS_PURPOSE).toString('base64');
+    const peers: Record<string, string> = {};
+    for (const [id, address] of Object.entries(node.status().addresses)) if (id !== request.serverId) peers[id] = address;
+    return { tls, peers, index: node.applied };
+  }
+
+  private async callLeader(leader: string, path: string, body: unknown, _ca?: string): Promise<Record<string, unknown>> {
+    let res: Response;
+    try {
+      res = await fetch(`${leader}/v1/${path}`, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(30_000),
+      });
+    } catch (err) {
+      throw new BadRequestError(`could not reach the leader at ${leader}: ${(err as Error).message}`);
+    }
+    const text = await res.text();
+    let parsed: Record<string, unknown> = {};
+    try {
+      parsed = text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
+    } catch {
+      // Reported below with the status.
+    }
+    if (res.status >= 400) {
+      const errors = Array.isArray(parsed['errors']) ? (parsed['errors'] as string[]).join('; ') : `status ${res.status}`;
+      throw new BadRequestError(`the leader at ${leader} refused: ${errors}`);
+    }
+    return parsed;
+  }
+
+  // ---- leadership -----------------------------------------------------------------------
+
+  /**
+   * Makes the core active exactly while this node leads (and has applied everything committed
+   * before), a standby otherwise. Runs one step at a time; a failed activation retries.
+   */
+  private reconcile(): void {
+    this.reconciling = this.reconciling.then(() => this.reconcileNow()).catch((err: unknown) => {
+      this.options.logger.error('could not change the active state; retrying', { err });
+      this.retryTimer?.cancel();
+      this.retryTimer = this.clock.setTimer(1000, () => this.reconcile());
+    });
+  }
+
+  private async reconcileNow(): Promise<void> {
+    const core = this.core;
+    const node = this.node;
+    if (!core || this.closed) return;
+    const leading = node !== null && node.isLeader;
+    if (leading && !core.sealed && !core.active) {
+      await node.readBarrier();
+      if (node.isLeader) await core.activate();
+      // Lost it meanwhile: the leader-change event queued another reconcile.
+    } else if (!leading && core.active) {
+      await core.deactivate();
+    }
+  }
+
+  // ---- autopilot ------------------------------------------------------------------------
+
+  private scheduleAutopilot(): void {
+    if (this.closed) return;
+    this.autopilotTimer = this.clock.setTimer(this.options.tickMs ? this.options.tickMs * 5 : 500, () => {
+      void this.autopilot().finally(() => this.scheduleAutopilot());
+    });
+  }
+
+  /** On the leader: promotes each learner that has been caught up and in contact long enough. */
+  private async autopilot(): Promise<void> {
+    const node = this.node;
+    if (!node) return;
+    const status = node.status();
+    const now = this.clock.now();
+    const contactLimit = (this.options.tickMs ?? 100) * 10;
+    for (const id of [...status.conf.voters, ...status.conf.learners]) {
+      const healthy = this.isHealthy(status, id, contactLimit);
+      if (!healthy) this.healthySince.delete(id);
+      else if (!this.healthySince.has(id)) this.healthySince.set(id, now);
+    }
+    if (!node.isLeader) return;
+    const stable = this.options.stabilizationMs ?? 10 * (this.options.tickMs ?? 100);
+    for (const id of status.conf.learners) {
+      const advert = decodeAdvert(status.addresses[id]);
+      const since = this.healthySince.get(id);
+      if (!advert || advert.nonVoter || since === undefined || now - since < stable) continue;
+      try {
+        await node.promote(id);
+        this.options.logger.info('promoted a caught-up non-voter to voter', { node_id: id });
+      } catch (err) {
+        this.options.logger.debug('promotion deferred', { node_id: id, err: (err as Error).message });
+      }
+      return; // one change at a time
+    }
+  }
+
+  private isHealthy(status: ReturnType<RaftNode['status']>, id: string, contactLimit: number): boolean {
+    if (id === status.id) return true;
+    if (status.role === 'leader') {
+      const p = status.progress[id];
+      return p !== undefined && p.ticksSinceContact * (this.options.tickMs ?? 100) <= contactLimit && p.match + CAUGHT_UP_ENTRIES >= status.lastIndex;
+    }
+    const contact = status.lastContactMs[id];
+    return contact !== undefined && contact <= contactLimit;
+  }
+
+  // ---- sys/storage/raft -----------------------------------------------------------------
+
+  configuration(): { index: number; servers: PeerView[] } {
+    const node = this.requireNode();
+    const status = node.status();
+    const servers: PeerView[] = [...status.conf.voters, ...status.conf.learners].map((id) => ({
+      node_id: id,
+      address: decodeAdvert(status.addresses[id])?.cluster ?? '',
+      leader: id === status.leader,
+      voter: status.conf.voters.includes(id),
+      protocol_version: '3',
+    }));
+    return { index: status.applied, servers };
+  }
+
+  async removePeer(id: string): Promise<void> {
+    const node = this.requireNode();
+    const status = node.status();
+    if (!status.conf.voters.includes(id) && !status.conf.learners.includes(id)) throw new BadRequestError(`no member has node ID "${id}"`);
+    if (status.conf.voters.length === 1 && status.conf.voters[0] === id) throw new BadRequestError('cannot remove the last voter of the cluster');
+    try {
+      await node.removeNode(id);
+    } catch (err) {
+      if ((err as { name?: string }).name === 'ConfChangeError') throw new BadRequestError(`cannot remove "${id}" now: ${(err as Error).message}`);
+      throw err;
+    }
+  }
+
+  autopilotState(): AutopilotState {
+    const node = this.requireNode();
+    const status = node.status();
+    const now = this.clock.now();
+    const contactLimit = (this.options.tickMs ?? 100) * 10;
+    const servers: Record<string, AutopilotServer> = {};
+    for (const id of [...status.conf.voters, ...status.conf.learners]) {
+      const voter = status.conf.voters.includes(id);
+      const healthy = this.isHealthy(status, id, contactLimit);
+      const since = this.healthySince.get(id);
+      const contact = id === status.id ? 0 : status.lastContactMs[id];
+      servers[id] = {
+        id, name: id, address: decodeAdvert(status.addresses[id])?.cluster ?? '', node_status: 'alive',
+        last_contact: contact === undefined ? '' : `${(contact / 1000).toFixed(3)}s`,
+        last_term: status.term, last_index: id === status.id ? status.lastIndex : status.progress[id]?.match ?? 0,
+        healthy, stable_since: new Date(since ?? now).toISOString(),
+        status: id === status.leader ? 'leader' : voter ? 'voter' : 'non-voter',
+        version: '0.1.0', node_type: voter ? 'voter' : 'non-voter',
+      };
+    }
+    const voters = status.conf.voters;
+    const healthyVoters = voters.filter((id) => servers[id]?.healthy).length;
+    const quorum = Math.floor(voters.length / 2) + 1;
+    return {
+      healthy: Object.values(servers).every((s) => s.healthy), failure_tolerance: Math.max(0, healthyVoters - quorum),
+      optimistic_failure_tolerance: Math.max(0, voters.length - quorum), leader: status.leader ?? '', voters,
+      non_voters: status.conf.learners, servers,
+    };
+  }
+
+  async snapshot(): Promise<Readable> {
+    const node = this.requireNode();
+    const out = new PassThrough();
+    node.writeSnapshot(out).catch((err: unknown) => out.destroy(err as Error));
+    return out;
+  }
+
+  /**
+   * Replaces the cluster's data. Without force, the snapshot must have been taken with this
+   * cluster's keys (its keyring opens with our root key), since otherwise nothing in it could be
+   * read; with force it is restored anyway and the nodes seal, to be unsealed with its keys.
+   */
+  async restore(data: Readable, force: boolean): Promise<void> {
+    const core = this.requireActive();
+    const node = this.requireNode();
+    const temp = join(this.options.dir, `restore-${randomBytes(8).toString('hex')}.snap`);
+    try {
+      await pipeline(data, (await openFile(temp, 'w', 0o600)).createWriteStream());
+      let keyring: Buffer | null;
+      try {
+        keyring = await snapshotValue(createReadStream(temp), 'core/keyring');
+      } catch (err) {
+        throw new BadRequestError(`not a valid snapshot: ${(err as Error).message}`);
+      }
+      const sameKeys = keyring !== null && core.seal.opensKeyring(keyring);
+      if (!sameKeys && !force) {
+        throw new BadRequestError('the snapshot was taken with other unseal keys than this cluster\'s; restore it with snapshot-force, then unseal with the keys it was taken with');
+      }
+      await core.deactivate();
+      try {
+        await node.restoreSnapshot(createReadStream(temp));
+      } finally {
+        core.storageChanged();
+        if (sameKeys) this.reconcile();
+        else await core.sealNow();
+      }
+    } finally {
+      await rm(temp, { force: true });
+    }
+  }
+
+  // ---- helpers --------------------------------------------------------------------------
+
+  private requireCore(): Core {
+    if (!this.core) throw new Error('the cluster node has no core attached');
+    return this.core;
+  }
+
+  private requireNode(): RaftNode {
+    if (!this.node) throw new BadRequestError('this node does not belong to a cluster yet: initialize it or join it to one');
+    return this.node;
+  }
+
+  private requireActive(): Core {
+    const core = this.requireCore();
+    if (!core.active || !this.node?.isLeader) throw new StandbyError('only the active node can do this; retry shortly');
+    return core;
+  }
+
+  private async waitFor(what: string, timeoutMs: number, done: () => boolean): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!done()) {
+      if (this.closed) throw new StandbyError('the server is shutting down');
+      if (Date.now() > deadline) throw new StandbyError(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.retryTimer?.cancel();
+    this.autopilotTimer?.cancel();
+    await this.reconciling;
+    await this.node?.close();
+    this.node = null;
+    this.storage.attach(null);
+  }
+}
+
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,106 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import * as http from 'node:http';
+import * as https from 'node:https';
+import type { Logger } from '@strongroom/core';
+import { LIST_MARKER_HEADER, isListRequest } from '../http/list-method';
+
+/**
+ * A standby hands every request it does not answer itself to the active node over HTTP. The
+ * active node must still see the client's address (bound CIDRs, audit), so the standby passes
+ * it in a header signed with a key every member holds and nobody else does; a header that does
+ * not verify is ignored, never trusted.
+ */
+export const FORWARDED_HEADER = 'x-strongroom-forwarded-for';
+
+/** How long a signed header stays valid: long enough for a slow forward, short for a replay. */
+const MAX_AGE_MS = 60_000;
+
+export class ForwardingAuth {
+  constructor(private readonly key: Buffer, private readonly now: () => number = Date.now) {}
+
+  private mac(address: string, method: string, url: string, at: number): Buffer {
+    return createHmac('sha256', this.key).update(`${address}\n${method}\n${url}\n${at}`).digest();
+  }
+
+  sign(address: string, method: string, url: string): string {
+    const at = this.now();
+    return `${address};${at};${this.mac(address, method, url, at).toString('base64url')}`;
+  }
+
+  /** The client address the header vouches for, or null if it does not verify. */
+  verify(header: string, method: string, url: string): string | null {
+    const [address, atText, macText, ...rest] = header.split(';');
+    if (address === undefined || atText === undefined || macText === undefined || rest.length > 0) return null;
+    const at = Number(atText);
+    if (!Number.isSafeInteger(at) || Math.abs(this.now() - at) > MAX_AGE_MS) return null;
+    const given = Buffer.from(macText, 'base64url');
+    const expected = this.mac(address, method, url, at);
+    return given.length === expected.length && timingSafeEqual(given, expected) ? address : null;
+  }
+}
+
+/** Headers that describe one hop and must not be passed along. */
+const HOP_HEADERS = new Set([
+  'connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'host', FORWARDED_HEADER,
+  LIST_MARKER_HEADER,
+]);
+
+const agents = { http: new http.Agent({ keepAlive: true, maxSockets: 256 }), https: new https.Agent({ keepAlive: true, maxSockets: 256 }) };
+
+export interface ForwardOptions {
+  /** The active node's API address, e.g. `http://127.0.0.1:8200`. */
+  target: string;
+  auth: ForwardingAuth;
+  logger: Logger;
+  /** Trust anchors for an active node served over TLS. */
+  ca?: Buffer;
+}
+
+/**
+ * Streams `req` to the active node and its answer back, body and status unchanged. The method
+ * is sent as the client sent it (LIST included), so the active node sees the same request.
+ */
+export function forwardRequest(req: http.IncomingMessage, res: http.ServerResponse, options: ForwardOptions): Promise<void> {
+  const target = new URL(options.target);
+  const secure = target.protocol === 'https:';
+  const url = req.url ?? '/';
+  // The LIST method was rewritten to GET on the way in; the active node gets it as sent.
+  const method = isListRequest(req) ? 'LIST' : req.method ?? 'GET';
+  const headers: http.OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(req.headers)) if (!HOP_HEADERS.has(name) && value !== undefined) headers[name] = value;
+  headers[FORWARDED_HEADER] = options.auth.sign(req.socket.remoteAddress ?? '', method, url);
+  return new Promise((resolve) => {
+    const outgoing = (secure ? https : http).request({
+      protocol: target.protocol, hostname: target.hostname, port: target.port, method, path: url, headers,
+      agent: secure ? agents.https : agents.http, ...(options.ca ? { ca: options.ca } : {}),
+    }, (answer) => {
+      const out: http.OutgoingHttpHeaders = {};
+      for (const [name, value] of Object.entries(answer.headers)) if (!HOP_HEADERS.has(name) && value !== undefined) out[name] = value;
+      res.writeHead(answer.statusCode ?? 502, out);
+      answer.pipe(res);
+      answer.on('end', resolve);
+      answer.on('error', () => {
+        res.destroy();
+        resolve();
+      });
+    });
+    outgoing.on('error', (err) => {
+      options.logger.warn('forwarding to the active node failed', { target: options.target, err: err.message });
+      if (!res.headersSent) {
+        const body = JSON.stringify({ errors: ['this node is a standby and could not reach the active node; retry shortly'] });
+        res.writeHead(503, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+        res.end(body);
+      } else {
+        res.destroy();
+      }
+      resolve();
+    });
+    req.pipe(outgoing);
+  });
+}
+
+/** The answer to a client that asked not to be forwarded: where the active node is. */
+export function redirectToActive(req: http.IncomingMessage, res: http.ServerResponse, target: string): void {
+  res.writeHead(307, { location: new URL(req.url ?? '/', target).toString(), 'cache-control': 'no-store', 'content-length': 0 });
+  res.end();
+}

@@ -1,0 +1,182 @@
+import type { Readable } from 'node:stream';
+import { BadRequestError, definePath, type PathDefinition, type SealConfig } from '@strongroom/core';
+
+export interface PeerView {
+  node_id: string;
+  /** Cluster (Raft) address. */
+  address: string;
+  leader: boolean;
+  voter: boolean;
+  protocol_version: string;
+}
+
+export interface AutopilotServer {
+  id: string;
+  name: string;
+  address: string;
+  node_status: 'alive' | 'left';
+  last_contact: string;
+  last_term: number;
+  last_index: number;
+  healthy: boolean;
+  stable_since: string;
+  status: 'leader' | 'voter' | 'non-voter';
+  version: string;
+  node_type: 'voter' | 'non-voter';
+}
+
+export interface AutopilotState {
+  healthy: boolean;
+  failure_tolerance: number;
+  optimistic_failure_tolerance: number;
+  leader: string;
+  voters: string[];
+  non_voters: string[];
+  servers: Record<string, AutopilotServer>;
+}
+
+/** What the `sys/storage/raft/` paths need from the node's cluster membership. */
+export interface ClusterControl {
+  configuration(): { index: number; servers: PeerView[] };
+  removePeer(id: string): Promise<void>;
+  autopilotState(): AutopilotState;
+  /** On a new node: asks the leader for a join challenge; the join completes at unseal. */
+  join(leaderApiAddr: string, options: { nonVoter: boolean; leaderCaCert?: string }): Promise<void>;
+  /** On the active node: a challenge only a holder of the root key can answer. */
+  challenge(serverId: string): Promise<{ challenge: string; sealConfig: SealConfig }>;
+  /** On the active node: checks the answer and adds the node as a non-voter. */
+  answer(request: { serverId: string; answer: string; clusterAddr: string; apiAddr: string; nonVoter: boolean }): Promise<Record<string, unknown>>;
+  snapshot(): Promise<Readable>;
+  restore(data: Readable, force: boolean): Promise<void>;
+}
+
+/**
+ * `sys/storage/raft/*`: membership, autopilot state and snapshots. `join` runs on the joining
+ * node (it is uninitialized or sealed, hence unauthenticated); `bootstrap/*` are the leader's
+ * half of the join, unauthenticated too because the joiner has no token, and guarded by the
+ * challenge instead.
+ */
+export function raftPaths(cluster: ClusterControl): PathDefinition[] {
+  return [
+    definePath({
+      pattern: 'storage/raft/join',
+      unauthenticated: true,
+      restricted: true,
+      fields: {
+        leader_api_addr: { type: 'string', required: true },
+        non_voter: { type: 'bool' },
+        leader_ca_cert: { type: 'string' },
+      },
+      operations: {
+        update: async (_req, f) => {
+          const leader = f.string('leader_api_addr');
+          let url: URL;
+          try {
+            url = new URL(leader);
+          } catch {
+            throw new BadRequestError('invalid value for "leader_api_addr": must be a URL such as http://127.0.0.1:8200');
+          }
+          if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+            throw new BadRequestError('invalid value for "leader_api_addr": the scheme must be http or https');
+          }
+          const ca = f.string('leader_ca_cert');
+          await cluster.join(url.origin, { nonVoter: f.bool('non_voter'), ...(ca ? { leaderCaCert: ca } : {}) });
+          return { raw: { status: 200, body: { joined: true } } };
+        },
+      },
+    }),
+    definePath({
+      pattern: 'storage/raft/bootstrap/challenge',
+      unauthenticated: true,
+      restricted: true,
+      fields: { server_id: { type: 'string', required: true } },
+      operations: {
+        update: async (_req, f) => {
+          const { challenge, sealConfig } = await cluster.challenge(requireId(f.string('server_id')));
+          return { data: { challenge, seal_config: sealConfig } };
+        },
+      },
+    }),
+    definePath({
+      pattern: 'storage/raft/bootstrap/answer',
+      unauthenticated: true,
+      restricted: true,
+      fields: {
+        server_id: { type: 'string', required: true },
+        answer: { type: 'string', required: true },
+        cluster_addr: { type: 'string', required: true },
+        api_addr: { type: 'string', required: true },
+        non_voter: { type: 'bool' },
+      },
+      operations: {
+        update: async (_req, f) => ({
+          data: await cluster.answer({
+            serverId: requireId(f.string('server_id')), answer: f.string('answer'), clusterAddr: f.string('cluster_addr'),
+            apiAddr: f.string('api_addr'), nonVoter: f.bool('non_voter'),
+          }),
+        }),
+      },
+    }),
+    definePath({
+      pattern: 'storage/raft/configuration',
+      restricted: true,
+      operations: { read: async () => ({ data: { config: cluster.configuration() } }) },
+    }),
+    definePath({
+      pattern: 'storage/raft/remove-peer',
+      restricted: true,
+      sudo: true,
+      fields: { server_id: { type: 'string', required: true } },
+      operations: {
+        update: async (_req, f) => {
+          await cluster.removePeer(requireId(f.string('server_id')));
+          return null;
+        },
+      },
+    }),
+    definePath({
+      pattern: 'storage/raft/autopilot/state',
+      restricted: true,
+      operations: { read: async () => ({ data: cluster.autopilotState() as unknown as Record<string, unknown> }) },
+    }),
+    definePath({
+      pattern: 'storage/raft/snapshot',
+      restricted: true,
+      sudo: true,
+      operations: {
+        read: async () => ({ raw: { status: 200, body: await cluster.snapshot() } }),
+        update: async (req) => {
+          await cluster.restore(requireBody(req.body), false);
+          return null;
+        },
+      },
+    }),
+    definePath({
+      pattern: 'storage/raft/snapshot-force',
+      restricted: true,
+      sudo: true,
+      operations: {
+        update: async (req) => {
+          await cluster.restore(requireBody(req.body), true);
+          return null;
+        },
+      },
+    }),
+  ];
+}
+
+/** Node IDs name directories and appear in logs: keep them to a safe alphabet. */
+function requireId(id: string): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(id)) {
+    throw new BadRequestError('invalid value for "server_id": use 1-128 letters, digits, ".", "_" or "-", starting with a letter or digit');
+  }
+  return id;
+}
+
+function requireBody(body: Readable | undefined): Readable {
+  if (!body) throw new BadRequestError('the snapshot must be sent as the request body with Content-Type application/octet-stream');
+  return body;
+}
+
+/** Paths of the above that a sealed, uninitialized or standby node answers itself. */
+export const RAFT_LOCAL_PATHS = ['sys/storage/raft/join'];

@@ -1,0 +1,229 @@
+/**
+ * Every call this auth method makes to the provider goes through here, through the official SDK
+ * clients pointed at the configured endpoints. Clients are made per operation and destroyed
+ * after it, so a changed config/client takes effect on the next call.
+ */
+import { DescribeInstancesCommand, EC2Client, type Instance } from '@aws-sdk/client-ec2';
+import {
+  CreateAccessKeyCommand, DeleteAccessKeyCommand, GetInstanceProfileCommand, GetRoleCommand, GetUserCommand, IAMClient,
+  ListAccessKeysCommand,
+} from '@aws-sdk/client-iam';
+import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
+import { fromContainerMetadata, fromIni, fromInstanceMetadata } from '@aws-sdk/credential-providers';
+import { BadRequestError, getJson, type LogicalStorage } from '@strongroom/core';
+import type { Cloud1Context } from './context';
+import type { ClientConfig } from './path-config-client';
+import { KEYS } from './storage-keys';
+
+export interface Credentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken?: string;
+}
+
+type CredentialProvider = () => Promise<Credentials>;
+
+/** A provider call that failed; the message says which call and why, never with a secret. */
+export class ProviderError extends BadRequestError {
+  constructor(action: string, cause: unknown) {
+    super(`${action} failed: ${describe(cause)}`, { cause });
+  }
+}
+
+function describe(err: unknown): string {
+  if (err && typeof err === 'object') {
+    const e = err as { name?: string; message?: string };
+    return e.name && e.message ? `${e.name}: ${e.message}` : String(e.message ?? e.name ?? err);
+  }
+  return String(err);
+}
+
+/**
+ * Credentials for provider calls, first found wins: the static keys of config/client; the
+ * CLOUD1_ACCESS_KEY/CLOUD1_SECRET_KEY environment variables; the shared credentials files; then
+ * the container's or the instance's role credentials from their metadata endpoints.
+ */
+export function credentialChain(config: ClientConfig, env: NodeJS.ProcessEnv): CredentialProvider {
+  return async () => {
+    if (config.accessKey !== '' && config.secretKey !== '') {
+      return { accessKeyId: config.accessKey, secretAccessKey: config.secretKey };
+    }
+    const accessKeyId = env['CLOUD1_ACCESS_KEY'];
+    const secretAccessKey = env['CLOUD1_SECRET_KEY'];
+    if (accessKeyId && secretAccessKey) {
+      const sessionToken = env['CLOUD1_SESSION_TOKEN'];
+      return { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) };
+    }
+    const fallbacks = [fromIni(), fromContainerMetadata(), fromInstanceMetadata()];
+    for (const provider of fallbacks) {
+      try {
+        const found = await provider();
+        return {
+          accessKeyId: found.accessKeyId, secretAccessKey: found.secretAccessKey,
+          ...(found.sessionToken ? { sessionToken: found.sessionToken } : {}),
+        };
+      } catch {
+        // Not configured here: try the next source.
+      }
+    }
+    throw new BadRequestError(
+      'no credentials for provider calls: set "access_key" and "secret_key" on config/client, or CLOUD1_ACCESS_KEY and CLOUD1_SECRET_KEY, '
+      + 'or a shared credentials file, or run with an instance or container role',
+    );
+  };
+}
+
+export class Provider {
+  constructor(private readonly ctx: Cloud1Context) {}
+
+  private get env(): NodeJS.ProcessEnv {
+    return this.ctx.options.env ?? process.env;
+  }
+
+  /** The region of calls that are not tied to an instance's region (IAM, STS). */
+  defaultRegion(): string {
+    return this.env['CLOUD1_REGION'] || 'us-east-1';
+  }
+
+  private common(config: ClientConfig, region: string, credentials: Credentials | CredentialProvider) {
+    return {
+      region,
+      credentials,
+      ...(config.maxRetries >= 0 ? { maxAttempts: config.maxRetries + 1 } : {}),
+    };
+  }
+
+  private base(config: ClientConfig): CredentialProvider {
+    return credentialChain(config, this.env);
+  }
+
+  /**
+   * Credentials to act on `accountId`: those of an STS role registered for it under config/sts
+   * (assumed with the base credentials), else the base credentials.
+   */
+  async credentialsFor(storage: LogicalStorage, config: ClientConfig, accountId: string): Promise<Credentials | CredentialProvider> {
+    const sts = accountId === '' ? null : await getJson<{ stsRole: string }>(storage, KEYS.stsPrefix + accountId);
+    if (!sts) return this.base(config);
+    const client = this.stsClient(config);
+    try {
+      const out = await client.send(new AssumeRoleCommand({ RoleArn: sts.stsRole, RoleSessionName: 'strongroom-cloud1-auth', DurationSeconds: 900 }));
+      const c = out.Credentials;
+      if (!c?.AccessKeyId || !c.SecretAccessKey) throw new Error('STS returned no credentials');
+      return { accessKeyId: c.AccessKeyId, secretAccessKey: c.SecretAccessKey, ...(c.SessionToken ? { sessionToken: c.SessionToken } : {}) };
+    } catch (err) {
+      throw new ProviderError(`assuming the STS role "${sts.stsRole}" of account ${accountId}`, err);
+    } finally {
+      client.destroy();
+    }
+  }
+
+  private stsClient(config: ClientConfig, credentials?: Credentials): STSClient {
+    return new STSClient({
+      ...this.common(config, config.stsRegion || this.defaultRegion(), credentials ?? this.base(config)),
+      ...(config.stsEndpoint ? { endpoint: config.stsEndpoint } : {}),
+    });
+  }
+
+  private iamClient(config: ClientConfig, credentials: Credentials | CredentialProvider): IAMClient {
+    return new IAMClient({
+      ...this.common(config, this.defaultRegion(), credentials),
+      ...(config.iamEndpoint ? { endpoint: config.iamEndpoint } : {}),
+    });
+  }
+
+  /** One instance as the compute API describes it, in `region` of `accountId`; null when unknown. */
+  async describeInstance(storage: LogicalStorage, config: ClientConfig, accountId: string, region: string, instanceId: string): Promise<Instance | null> {
+    const credentials = await this.credentialsFor(storage, config, accountId);
+    const client = new EC2Client({ ...this.common(config, region, credentials), ...(config.endpoint ? { endpoint: config.endpoint } : {}) });
+    try {
+      const out = await client.send(new DescribeInstancesCommand({ InstanceIds: [instanceId] }));
+      return out.Reservations?.[0]?.Instances?.[0] ?? null;
+    } catch (err) {
+      if ((err as { name?: string }).name === 'InvalidInstanceID.NotFound') return null;
+      throw new ProviderError(`describing instance ${instanceId}`, err);
+    } finally {
+      client.destroy();
+    }
+  }
+
+  /** The ARN of the (first) role in an instance profile. */
+  async instanceProfileRoleArn(storage: LogicalStorage, config: ClientConfig, accountId: string, profileName: string): Promise<string | undefined> {
+    const client = this.iamClient(config, await this.credentialsFor(storage, config, accountId));
+    try {
+      const out = await client.send(new GetInstanceProfileCommand({ InstanceProfileName: profileName }));
+      return out.InstanceProfile?.Roles?.[0]?.Arn;
+    } catch (err) {
+      throw new ProviderError(`reading instance profile ${profileName}`, err);
+    } finally {
+      client.destroy();
+    }
+  }
+
+  /** The unique ID and full ARN (with its path) of an IAM user or role, by name in `accountId`. */
+  async principal(
+    storage: LogicalStorage, config: ClientConfig, accountId: string, type: 'user' | 'role', name: string,
+  ): Promise<{ uniqueId: string; arn: string }> {
+    const client = this.iamClient(config, await this.credentialsFor(storage, config, accountId));
+    try {
+      if (type === 'user') {
+        const out = await client.send(new GetUserCommand({ UserName: name }));
+        if (!out.User?.UserId || !out.User.Arn) throw new Error('no user in the answer');
+        return { uniqueId: out.User.UserId, arn: out.User.Arn };
+      }
+      const out = await client.send(new GetRoleCommand({ RoleName: name }));
+      if (!out.Role?.RoleId || !out.Role.Arn) throw new Error('no role in the answer');
+      return { uniqueId: out.Role.RoleId, arn: out.Role.Arn };
+    } catch (err) {
+      throw new ProviderError(`looking up IAM ${type} ${name}`, err);
+    } finally {
+      client.destroy();
+    }
+  }
+
+  /**
+   * Replaces the static access key with a new one of the same IAM user. Refused while the user
+   * has a second key (the rotation must leave exactly one). Answers the new key; the old one is
+   * deleted with the new credentials, which proves they work.
+   */
+  async rotateAccessKey(config: ClientConfig): Promise<Credentials> {
+    const old: Credentials = { accessKeyId: config.accessKey, secretAccessKey: config.secretKey };
+    const client = this.iamClient(config, old);
+    let created: Credentials;
+    let userName: string | undefined;
+    try {
+      const user = await client.send(new GetUserCommand({}));
+      userName = user.User?.UserName;
+      const keys = await client.send(new ListAccessKeysCommand(userName ? { UserName: userName } : {}));
+      const others = (keys.AccessKeyMetadata ?? []).filter((k) => k.AccessKeyId !== config.accessKey);
+      if (others.length > 0) {
+        throw new BadRequestError(
+          `cannot rotate the root credentials: the IAM user ${userName ?? '(account root)'} has another access key (${others.length}); `
+          + 'delete it first, so the rotation leaves a single key',
+        );
+      }
+      const out = await client.send(new CreateAccessKeyCommand(userName ? { UserName: userName } : {}));
+      if (!out.AccessKey?.AccessKeyId || !out.AccessKey.SecretAccessKey) throw new Error('no access key in the answer');
+      created = { accessKeyId: out.AccessKey.AccessKeyId, secretAccessKey: out.AccessKey.SecretAccessKey };
+    } catch (err) {
+      if (err instanceof BadRequestError) throw err;
+      throw new ProviderError('creating a new access key', err);
+    } finally {
+      client.destroy();
+    }
+    return created;
+  }
+
+  /** Deletes `oldKeyId` using `credentials` (the new key). */
+  async deleteAccessKey(config: ClientConfig, credentials: Credentials, oldKeyId: string): Promise<void> {
+    const client = this.iamClient(config, credentials);
+    try {
+      const user = await client.send(new GetUserCommand({}));
+      const userName = user.User?.UserName;
+      await client.send(new DeleteAccessKeyCommand({ AccessKeyId: oldKeyId, ...(userName ? { UserName: userName } : {}) }));
+    } catch (err) {
+      throw new ProviderError(`deleting the old access key ${oldKeyId}`, err);
+    } finally {
+      client.destroy();
+    }
+  }
+}

@@ -1,0 +1,17 @@
+import { mkdir } from 'node:fs/promises';
+import { ClassicLevel } from 'classic-level';
+
+/** Opens (creating if needed) a LevelDB with Buffer values; `keys` picks the key encoding. */
+export async function openLevel<K extends string | Buffer>(dir: string, keys: 'utf8' | 'buffer'): Promise<ClassicLevel<K, Buffer>> {
+  await mkdir(dir, { recursive: true });
+  const db = new ClassicLevel<K, Buffer>(dir, { keyEncoding: keys, valueEncoding: 'buffer' });
+  try {
+    await db.open();
+  } catch (err) {
+    // LevelDB's errors come from the main realm, so check the code rather than the class.
+    const code = (err as { cause?: { code?: unknown } } | undefined)?.cause?.code ?? (err as { code?: unknown } | undefined)?.code;
+    const why = code === 'LEVEL_LOCKED' ? 'it is locked by another process or another open node' : String((err as Error).message);
+    throw new Error(`could not open ${dir}: ${why}`, { cause: err });
+  }
+  return db;
+}

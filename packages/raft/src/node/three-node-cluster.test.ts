@@ -1,0 +1,132 @@
+import { PassThrough } from 'node:stream';
+import { NotLeaderError } from '../core/errors';
+import { encodeTxn } from './command';
+import { RaftStorage } from './raft-storage';
+import { TestCluster, waitFor } from './test-support/cluster';
+
+const put = (key: string, value: string) => encodeTxn([{ type: 'put', key, value: Buffer.from(value) }]);
+const ids = ['n1', 'n2', 'n3'];
+
+describe('a three-node cluster on the memory transport', () => {
+  let cluster: TestCluster;
+  afterEach(() => cluster.close());
+
+  async function valueOn(id: string, key: string): Promise<string | undefined> {
+    return (await cluster.node(id).get(key))?.toString();
+  }
+
+  it('replicates, survives the loss of its leader, and catches the old leader up when it returns', async () => {
+    cluster = await TestCluster.start(ids);
+    const first = await cluster.leader();
+    await new RaftStorage(first).put('before', Buffer.from('1'));
+    await cluster.waitApplied(first.applied);
+    for (const id of ids) expect(await valueOn(id, 'before')).toBe('1');
+
+    await cluster.stop(first.id);
+    const second = await cluster.leader();
+    expect(second.id).not.toBe(first.id);
+    const storage = new RaftStorage(second);
+    await storage.put('after', Buffer.from('2'));
+    expect((await storage.get('before'))?.toString()).toBe('1');
+
+    const back = await cluster.open(first.id);
+    await waitFor(async () => (await valueOn(back.id, 'after')) === '2', 'the old leader to catch up');
+    expect(back.isLeader).toBe(false);
+  });
+
+  it('brings a follower that fell behind the compacted log up to date with a streamed snapshot', async () => {
+    cluster = await TestCluster.start(ids, { snapshotEvery: 20, snapshotTrailing: 5 });
+    const leader = await cluster.leader();
+    const lagging = ids.find((id) => id !== leader.id)!;
+    cluster.network.isolate(lagging);
+    for (let i = 0; i < 100; i += 10) {
+      await Promise.all(Array.from({ length: 10 }, (_, j) => leader.propose(put(`k/${i + j}`, String(i + j)))));
+    }
+    await waitFor(() => leader.status().firstIndex > cluster.node(lagging).status().lastIndex + 1, 'the leader to compact past the lagging follower');
+    cluster.network.heal();
+    await cluster.waitApplied(leader.applied, [lagging]);
+    const node = cluster.node(lagging);
+    expect(node.stats().snapshotsInstalled).toBeGreaterThanOrEqual(1);
+    expect(leader.stats().snapshotsSent).toBeGreaterThanOrEqual(1);
+    expect((await node.list('k/')).length).toBe(100);
+    expect(await valueOn(lagging, 'k/99')).toBe('99');
+    // It keeps following from the log afterwards.
+    await leader.propose(put('later', 'x'));
+    await waitFor(async () => (await valueOn(lagging, 'later')) === 'x', 'replication after the snapshot');
+  });
+
+  it('adds a learner, promotes it, hands it leadership, and removes a member', async () => {
+    cluster = await TestCluster.start(ids);
+    const leader = await cluster.leader();
+    await leader.propose(put('data', 'before joining'));
+    // The joiner knows only the node it joins through; the rest it learns from the leader.
+    const joiner = await cluster.open('n4', { peers: { [leader.id]: leader.id } });
+    await leader.addLearner('n4', 'n4');
+    await leader.propose(put('more', 'while it catches up'));
+    await waitFor(async () => (await valueOn('n4', 'data')) === 'before joining', 'the learner to catch up');
+    expect(leader.status().conf.learners).toEqual(['n4']);
+
+    await leader.promote('n4');
+    expect(leader.status().conf.voters).toContain('n4');
+    await waitFor(() => joiner.status().conf.voters.includes('n4'), 'the joiner to see its promotion');
+    expect(joiner.status().addresses).toMatchObject({ n1: 'n1', n2: 'n2', n3: 'n3', n4: 'n4' });
+
+    await leader.transferLeadership('n4');
+    const now = await cluster.leader();
+    expect(now.id).toBe('n4');
+
+    const removedId = ids.find((id) => id !== leader.id)!;
+    const removed = cluster.node(removedId);
+    const stopped = new Promise<void>((resolve) => removed.onRemoved(resolve));
+    await now.removeNode(removedId);
+    await stopped;
+    await expect(removed.propose(put('x', 'y'))).rejects.toMatchObject({ code: 'raft_node_removed' });
+    expect(now.status().conf.voters.sort()).toEqual(['n1', 'n2', 'n3', 'n4'].filter((id) => id !== removedId).sort());
+    await now.propose(put('after', 'removal'));
+    await cluster.stop(removedId);
+    await cluster.waitApplied(now.applied);
+  });
+
+  it('serves linearizable reads only from a leader that can prove it still leads', async () => {
+    cluster = await TestCluster.start(ids);
+    const leader = await cluster.leader();
+    const follower = cluster.node(ids.find((id) => id !== leader.id)!);
+    await leader.propose(put('k', 'v1'));
+    await Promise.all([leader.readBarrier(), leader.readBarrier(), leader.readBarrier()]);
+    expect(await valueOn(leader.id, 'k')).toBe('v1');
+    await expect(follower.readBarrier()).rejects.toBeInstanceOf(NotLeaderError);
+
+    // Cut the leader off: the others elect a new one and write; the old one must not answer reads.
+    cluster.network.isolate(leader.id);
+    let next: typeof leader | undefined;
+    await waitFor(() => {
+      next = [...cluster.nodes.values()].find((n) => n.isLeader && n.id !== leader.id);
+      return next !== undefined;
+    }, 'a new leader');
+    await next!.propose(put('k', 'v2'));
+    await expect(leader.readBarrier()).rejects.toThrow();
+    cluster.network.heal();
+    await waitFor(async () => (await valueOn(leader.id, 'k')) === 'v2', 'the old leader to learn the new value');
+  });
+
+  it('restores a snapshot on every node', async () => {
+    cluster = await TestCluster.start(ids);
+    const leader = await cluster.leader();
+    await leader.propose(put('a', 'snapshotted'));
+    const chunks: Buffer[] = [];
+    const out = new PassThrough();
+    out.on('data', (c: Buffer) => chunks.push(c));
+    await leader.writeSnapshot(out);
+    await leader.propose(put('a', 'changed'));
+    await leader.propose(put('b', 'not in the snapshot'));
+    await cluster.waitApplied(leader.applied);
+
+    await leader.restoreSnapshot(PassThrough.from([Buffer.concat(chunks)]));
+    await cluster.waitApplied(leader.applied);
+    for (const id of ids) {
+      expect(await valueOn(id, 'a')).toBe('snapshotted');
+      expect(await valueOn(id, 'b')).toBeUndefined();
+    }
+    await expect(cluster.node(ids.find((id) => id !== leader.id)!).restoreSnapshot(PassThrough.from([Buffer.concat(chunks)]))).rejects.toBeInstanceOf(NotLeaderError);
+  });
+});
