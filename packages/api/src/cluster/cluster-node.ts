@@ -331,7 +331,14 @@ export class ClusterNode implements ClusterControl {
    * before), a standby otherwise. Runs one step at a time; a failed activation retries.
    */
   private reconcile(): void {
-    this.reconciling = this.reconciling.then(() => this.reconcileNow()).catch((err: unknown) => {
+    this.reconciling = this.reconciling.then(() => this.reconcileNow()).catch(async (err: unknown) => {
+      if (err instanceof SealedError && this.core && !this.core.sealed) {
+        // The keyring no longer opens with our root key: nothing here can be served until an
+        // operator unseals with the keys the data now needs.
+        this.options.logger.error('sealing: this node cannot open the cluster\'s data', { err: err.message });
+        await this.core.sealNow();
+        return;
+      }
       this.options.logger.error('could not change the active state; retrying', { err });
       this.retryTimer?.cancel();
       this.retryTimer = this.clock.setTimer(1000, () => this.reconcile());

@@ -77,4 +77,31 @@ describe('sys/storage/raft on a single node', () => {
       await other.stop();
     }
   });
+
+  it('with force, takes over a snapshot made with other keys: sealed, then unsealed with those keys', async () => {
+    const target = await startTestServer();
+    const source = await startTestServer();
+    try {
+      const targetRoot = await initAndUnseal(target);
+      const { keys, rootToken: sourceRoot } = await source.server.core.initialize(1, 1);
+      await source.server.core.unseal(keys[0] as Buffer);
+      await source.server.waitActive();
+      await call(source.url, 'POST', 'sys/mounts/kv', { token: sourceRoot, body: { type: 'kv-v2' } });
+      await call(source.url, 'POST', 'kv/data/moved', { token: sourceRoot, body: { data: { v: 'from the source' } } });
+      const snap = await snapshotOf(source, sourceRoot);
+
+      expect((await restore(target, targetRoot, snap, true)).status).toBe(204);
+      expect(target.server.core.sealed).toBe(true);
+      const status = await call(target.url, 'GET', 'sys/seal-status');
+      expect(status.json).toMatchObject({ initialized: true, sealed: true });
+      // The target's own key no longer opens anything; the source's does.
+      await target.server.core.unseal(keys[0] as Buffer);
+      await target.server.waitActive();
+      expect((await call(target.url, 'GET', 'kv/data/moved', { token: sourceRoot })).json.data.data).toEqual({ v: 'from the source' });
+      expect((await call(target.url, 'GET', 'auth/token/lookup-self', { token: targetRoot })).status).toBe(403);
+    } finally {
+      await source.stop();
+      await target.stop();
+    }
+  });
 });

@@ -167,7 +167,13 @@ export class SealManager {
     const sealed = await this.physical.get(KEYRING_KEY);
     if (!sealed) throw new SealedError('the keyring is missing from storage');
     const live = this.barrier.keyring();
-    const next = Keyring.open(rootKey, sealed);
+    let next: Keyring;
+    try {
+      next = Keyring.open(rootKey, sealed);
+    } catch {
+      // A snapshot taken with other keys was restored: this node's root key is no longer the cluster's.
+      throw new SealedError('the stored keyring does not open with the key this node was unsealed with (a snapshot taken with other keys was restored?); unseal with the keys it was taken with');
+    }
     if (next.activeTerm.term === live.activeTerm.term) {
       next.wipe();
       return;
