@@ -4,31 +4,40 @@
 const http = require('node:http');
 
 /**
- * @param {{url: string, method?: string, headers?: Record<string,string>, body?: (i: number) => string,
- *          concurrency: number, seconds: number, expect?: number}} opts
+ * `url` may list several servers: request i goes to url[i % url.length], so even one client
+ * visits them all (its path still comes from the URL unless `path` gives one per request).
+ * @param {{url: string | string[], path?: (i: number) => string, method?: string, headers?: Record<string,string>,
+ *          body?: (i: number) => string, concurrency: number, seconds: number, expect?: number}} opts
  */
 async function runLoad(opts) {
-  const target = new URL(opts.url);
+  const targets = (Array.isArray(opts.url) ? opts.url : [opts.url]).map((u) => new URL(u));
   const agent = new http.Agent({ keepAlive: true, maxSockets: opts.concurrency });
   const deadline = Date.now() + opts.seconds * 1000;
   const latencies = [];
   let errors = 0;
+  let firstError;
   let seq = 0;
   const one = () => new Promise((resolve) => {
-    const body = opts.body ? opts.body(seq++) : undefined;
+    const i = seq++;
+    const target = targets[i % targets.length];
+    const body = opts.body ? opts.body(i) : undefined;
     const started = process.hrtime.bigint();
     const req = http.request({
-      agent, host: target.hostname, port: target.port, path: target.pathname + target.search, method: opts.method ?? 'GET',
+      agent, host: target.hostname, port: target.port, path: opts.path ? opts.path(i) : target.pathname + target.search, method: opts.method ?? 'GET',
       headers: { ...(opts.headers ?? {}), ...(body !== undefined ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {}) },
     }, (res) => {
-      res.resume();
+      const chunks = [];
+      res.on('data', (c) => { if (res.statusCode !== (opts.expect ?? 200)) chunks.push(c); });
       res.on('end', () => {
-        if (res.statusCode !== (opts.expect ?? 200)) errors++;
+        if (res.statusCode !== (opts.expect ?? 200)) {
+          errors++;
+          firstError ??= `${res.statusCode} ${Buffer.concat(chunks).toString().slice(0, 200)}`;
+        }
         latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
         resolve();
       });
     });
-    req.on('error', () => { errors++; resolve(); });
+    req.on('error', (err) => { errors++; firstError ??= err.message; resolve(); });
     req.end(body);
   });
   const client = async () => { while (Date.now() < deadline) await one(); };
@@ -38,7 +47,7 @@ async function runLoad(opts) {
   agent.destroy();
   latencies.sort((a, b) => a - b);
   const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0;
-  return { rate: latencies.length / elapsed, p50: pct(0.5), p99: pct(0.99), errors, count: latencies.length };
+  return { rate: latencies.length / elapsed, p50: pct(0.5), p99: pct(0.99), errors, firstError, count: latencies.length };
 }
 
 module.exports = { runLoad };

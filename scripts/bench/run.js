@@ -1,11 +1,15 @@
 'use strict';
 // `npm run bench`: Strongroom's API next to a bare node:http JSON echo server measured in the
-// same run on the same machine, printed as ratios. Servers run in their own processes so the
-// load generator does not share their event loop.
+// same run on the same machine, printed as ratios, then KV v2 writes on a 3-node Raft cluster
+// next to the disk's sync rates (raft-cluster.js). Servers run in their own processes so the
+// load generator does not share their event loop. `node scripts/bench/run.js raft` (or `api`)
+// runs one section.
 const { spawn } = require('node:child_process');
 const path = require('node:path');
 const { createCipheriv, createSecretKey, randomBytes } = require('node:crypto');
 const { runLoad } = require('./load');
+const { row } = require('./report');
+const { runRaftBench } = require('./raft-cluster');
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROOT = path.resolve(__dirname, '../..');
@@ -44,12 +48,7 @@ function rawAesRate(seconds) {
   return { rate: count / seconds, p50: 0, p99: 0, errors: 0 };
 }
 
-function row(name, r, ceiling) {
-  const ratio = ceiling ? ` ${(r.rate / ceiling.rate * 100).toFixed(0).padStart(4)}% of ceiling` : '';
-  console.log(`${name.padEnd(44)} ${r.rate.toFixed(0).padStart(7)}/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms${ratio}${r.errors ? `  (${r.errors} errors)` : ''}`);
-}
-
-async function main() {
+async function apiBench() {
   const echo = await startProcess([path.join(__dirname, 'echo-server.js')], /listening (\d+)/);
   const echoUrl = `http://127.0.0.1:${echo.match[1]}/`;
   const sr = await startProcess(['packages/cli/bin/strongroom.js', 'server', '--dev', '--listen', '127.0.0.1:0', '--dev-root-token', 'bench-root'], /Address:\s+(\S+)/);
@@ -93,6 +92,19 @@ async function transitRows(base, headers, echoUrl) {
   const batch = JSON.stringify({ batch_input: Array.from({ length: 1000 }, () => ({ plaintext })) });
   const batches = await runLoad({ url: `${base}/v1/transit/encrypt/bench`, method: 'POST', headers, body: () => batch, concurrency: 4, seconds: SECONDS });
   row('transit encrypt, batches of 1,000 (items/s)', { ...batches, rate: batches.rate * 1000 }, crypto);
+}
+
+const SECTIONS = { api: apiBench, raft: () => runRaftBench({ seconds: SECONDS }) };
+
+async function main() {
+  const wanted = process.argv.slice(2);
+  const unknown = wanted.filter((name) => !(name in SECTIONS));
+  if (unknown.length) throw new Error(`unknown section ${unknown.join(', ')}; sections: ${Object.keys(SECTIONS).join(', ')}`);
+  const names = wanted.length ? wanted : Object.keys(SECTIONS);
+  for (const [i, name] of names.entries()) {
+    if (i > 0) console.log('');
+    await SECTIONS[name]();
+  }
 }
 
 main().catch((err) => {

@@ -1,0 +1,142 @@
+'use strict';
+// `node scripts/bench/run.js raft`: KV v2 writes on a 3-node loopback cluster of real server
+// processes, next to what the disk under it can make durable (measured first, on the same
+// filesystem) and, when the Debian package etcd-server is installed, a 3-member etcd loaded the
+// same way. Everything started here is stopped in `finally`, and its temp dir removed.
+const fs = require('node:fs');
+const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+const { runLoad } = require('./load');
+const { fsyncRate, levelSyncedBatchRate } = require('./disk');
+const { findEtcd, startEtcd, etcdPutLoad } = require('./etcd');
+const { row, ratio } = require('./report');
+
+const ROOT = path.resolve(__dirname, '../..');
+const CONCURRENCY = [1, 16, 64];
+const WARMUP_SECONDS = 1;
+const DISK_SECONDS = 2;
+const TARGET = { p50AtC1Ms: 3, p99AtC64Ms: 50 };
+// A 3-member etcd measured on a 2-core loopback machine (64 clients); used only when etcd is not run here.
+const ETCD_REFERENCE_RATE = 3900;
+const VALUE = JSON.stringify({ username: 'app', password: 'x'.repeat(32) });
+const KV_BODY = JSON.stringify({ data: JSON.parse(VALUE) });
+
+function portFree(port) {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+}
+
+/** A base port where base + 10*i and the port after are free for i < 3 (the launcher's layout). */
+async function freeBasePort(from) {
+  for (let base = from; base < from + 2000; base += 100) {
+    const ports = [0, 1, 2].flatMap((i) => [base + 10 * i, base + 10 * i + 1]);
+    if ((await Promise.all(ports.map(portFree))).every(Boolean)) return base;
+  }
+  throw new Error(`no free ports from ${from}`);
+}
+
+/** SIGTERM to every node; whatever has not exited after 10 s gets SIGKILL. */
+async function stopCluster(cluster) {
+  let timer;
+  const timeout = new Promise((resolve) => { timer = setTimeout(() => resolve('timeout'), 10_000); });
+  const outcome = await Promise.race([cluster.stop().catch(() => 'failed'), timeout]);
+  clearTimeout(timer);
+  if (outcome) cluster.killAll();
+}
+
+/** Warms up, then measures; each run writes its own keys. */
+async function measure(load, concurrency, seconds) {
+  await runLoad({ ...load, concurrency, seconds: WARMUP_SECONDS });
+  return runLoad({ ...load, concurrency, seconds });
+}
+
+async function runRaftBench({ seconds }) {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'strongroom-bench-'));
+  let cluster;
+  let etcd;
+  // Interrupted (Ctrl-C, a timeout's SIGTERM): `finally` will not run, so kill what we started.
+  const onSignal = (signal) => {
+    cluster?.killAll();
+    etcd?.kill();
+    fs.rmSync(work, { recursive: true, force: true });
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    console.log(`Raft: KV v2 writes on a 3-node loopback cluster, ${seconds}s per row (after ${WARMUP_SECONDS}s warmup); data in ${work}`);
+    const diskDir = path.join(work, 'disk');
+    fs.mkdirSync(diskDir);
+    const fsync = fsyncRate(diskDir, DISK_SECONDS);
+    row('ceiling: append 64 B + fdatasync, 1 writer', fsync);
+    const level = await levelSyncedBatchRate(diskDir, DISK_SECONDS);
+    row('ceiling: classic-level synced 1-put batch', level);
+
+    const { LocalCluster } = require(path.join(ROOT, 'packages/cli/dist/index.js'));
+    cluster = await LocalCluster.launch({ dir: path.join(work, 'cluster'), nodes: 3, basePort: await freeBasePort(18210) });
+    const active = await cluster.waitActive();
+    const headers = { 'x-vault-token': cluster.rootToken };
+    const mounted = await fetch(`${active.apiAddr}/v1/sys/mounts/secret`, {
+      method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ type: 'kv', options: { version: '2' } }),
+    });
+    if (mounted.status !== 204 && mounted.status !== 200) throw new Error(`mounting secret/ failed: ${mounted.status} ${await mounted.text()}`);
+
+    const kvLoad = (urls, run) => ({ url: urls, method: 'POST', headers, body: () => KV_BODY, path: (i) => `/v1/secret/data/k${run}_${i}` });
+    const all = cluster.nodes.map((n) => n.apiAddr);
+    const results = {};
+    for (const c of CONCURRENCY) {
+      results[`spread${c}`] = await measure(kvLoad(all, `s${c}`), c, seconds);
+      row(`KV v2 write, all 3 nodes, c=${c}`, results[`spread${c}`], fsync);
+      results[`active${c}`] = await measure(kvLoad([active.apiAddr], `a${c}`), c, seconds);
+      row(`KV v2 write, active node only, c=${c}`, results[`active${c}`], fsync);
+    }
+    await stopCluster(cluster);
+    cluster = undefined;
+
+    const bin = findEtcd();
+    let etcdSkipped = bin ? '' : 'skipped, no `etcd` on PATH (install the Debian package: sudo apt-get install etcd-server)';
+    if (bin) {
+      // A reference that fails to start costs its row, not the Strongroom numbers above.
+      etcd = await startEtcd({ bin, dir: path.join(work, 'etcd'), basePort: await freeBasePort(23790) })
+        .catch((err) => { etcdSkipped = `${bin} did not start: ${err.message}`; return undefined; });
+    }
+    if (etcd) {
+      results.etcd = await measure(etcdPutLoad(etcd.clientUrls, 'e', VALUE), 64, seconds);
+      row('etcd 3 members: put via /v3/kv/put, c=64', results.etcd, fsync);
+      await etcd.stop();
+      etcd = undefined;
+    }
+
+    console.log('\nRatios (percent of ceiling above is against the raw fsync rate)');
+    const spread = results.spread64;
+    const direct = results.active64;
+    ratio('writes/s at c=64 (all nodes) / raw fsync rate', spread.rate, fsync.rate);
+    ratio('writes/s at c=64 (active node) / raw fsync rate', direct.rate, fsync.rate);
+    ratio('writes/s at c=64 (all nodes) / classic-level synced batch rate', spread.rate, level.rate);
+    ratio('writes/s at c=64 (active node) / classic-level synced batch rate', direct.rate, level.rate);
+    const met = (ok) => (ok ? 'target met' : 'target missed');
+    ratio(`p50 at c=1 (all nodes) / ${TARGET.p50AtC1Ms} ms target`, results.spread1.p50, TARGET.p50AtC1Ms, met(results.spread1.p50 < TARGET.p50AtC1Ms));
+    ratio(`p50 at c=1 (active node) / ${TARGET.p50AtC1Ms} ms target`, results.active1.p50, TARGET.p50AtC1Ms, met(results.active1.p50 < TARGET.p50AtC1Ms));
+    ratio(`p99 at c=64 (all nodes) / ${TARGET.p99AtC64Ms} ms target`, spread.p99, TARGET.p99AtC64Ms, met(spread.p99 < TARGET.p99AtC64Ms));
+    ratio(`p99 at c=64 (active node) / ${TARGET.p99AtC64Ms} ms target`, direct.p99, TARGET.p99AtC64Ms, met(direct.p99 < TARGET.p99AtC64Ms));
+    if (results.etcd) {
+      ratio('writes/s at c=64 (all nodes) / etcd 3 members, c=64', spread.rate, results.etcd.rate, met(spread.rate >= results.etcd.rate));
+      ratio('p99 at c=64 (all nodes) / etcd p99, c=64', spread.p99, results.etcd.p99);
+    } else {
+      console.log(`etcd: ${etcdSkipped}`);
+      ratio(`writes/s at c=64 (all nodes) / etcd reference (${ETCD_REFERENCE_RATE}/s, not this run)`, spread.rate, ETCD_REFERENCE_RATE);
+    }
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    if (cluster) await stopCluster(cluster);
+    if (etcd) await etcd.stop();
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+module.exports = { runRaftBench };
