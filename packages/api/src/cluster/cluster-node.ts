@@ -130,7 +130,7 @@ export class ClusterNode implements ClusterControl {
       gate: () => {
         const node = this.node;
         if (!node || !node.isLeader) return Promise.reject(new StandbyError('this node no longer leads the cluster; retry'));
-        return node.leaseValid() ? null : node.readBarrier();
+        return node.leaseBarrier();
       },
     };
   }
