@@ -12,10 +12,13 @@ module.exports = {
     '^@strongroom/raft$': '<rootDir>/packages/raft/src/index.ts',
     '^@strongroom/engine-kv$': '<rootDir>/packages/engines/kv/src/index.ts',
     '^@strongroom/engine-transit$': '<rootDir>/packages/engines/transit/src/index.ts',
+    '^@strongroom/cloud1-client$': '<rootDir>/packages/cloud1-client/src/index.ts',
     '^@strongroom/engine-cloud1-auth$': '<rootDir>/packages/engines/cloud1-auth/src/index.ts',
+    '^@strongroom/engine-cloud1-secrets$': '<rootDir>/packages/engines/cloud1-secrets/src/index.ts',
     '^@strongroom/api$': '<rootDir>/packages/api/src/index.ts',
     '^@strongroom/cli$': '<rootDir>/packages/cli/src/index.ts',
     '^@strongroom/emulators$': '<rootDir>/packages/emulators/src/index.ts',
   },
+  setupFiles: ['<rootDir>/jest.setup.js'],
   testTimeout: 30000,
 };

@@ -36,6 +36,10 @@ export function parseListen(listen: string): { host: string; port: number } {
  * `secret/`. Insecure by design: the key and root token are printed and kept in the data dir.
  */
 export async function startDevServer(options: DevOptions = {}): Promise<DevServer> {
+  // A dev server never asks a cloud's link-local metadata address for credentials: engines that
+  // talk to a provider get an emulator's endpoint and explicit keys in their config.
+  process.env['AWS_EC2_METADATA_DISABLED'] ??= 'true';
+  process.env['METADATA_SERVER_DETECTION'] ??= 'none';
   const { host, port } = parseListen(options.listen ?? '127.0.0.1:8200');
   const temporary = options.dataDir === undefined;
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'strongroom-dev-'));

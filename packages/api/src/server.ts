@@ -6,6 +6,7 @@ import { Core, createLogger, type EngineFactory, type Logger } from '@strongroom
 import { kvEngine } from '@strongroom/engine-kv';
 import { transitEngine } from '@strongroom/engine-transit';
 import { cloud1AuthEngine } from '@strongroom/engine-cloud1-auth';
+import { cloud1SecretsEngine } from '@strongroom/engine-cloud1-secrets';
 import { createApp } from './app';
 import { ClusterNode } from './cluster/cluster-node';
 import { RAFT_LOCAL_PATHS, raftPaths } from './cluster/raft-paths';
@@ -23,7 +24,7 @@ export interface RunningServer {
   close(graceMs?: number): Promise<void>;
 }
 
-export const ENGINES: EngineFactory[] = [kvEngine, transitEngine, cloud1AuthEngine];
+export const ENGINES: EngineFactory[] = [kvEngine, transitEngine, cloud1AuthEngine, cloud1SecretsEngine];
 
 interface Listening {
   listener: net.Server;

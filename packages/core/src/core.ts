@@ -131,7 +131,8 @@ export class Core {
   private readonly identityBackend: Backend;
   readonly clusterName: string;
   readonly storageType: string;
-  readonly engines = new Map<string, EngineFactory>();
+  /** Engines by kind, then type: a secrets engine and an auth method may share a type name (`cloud1`). */
+  private readonly engines = { secret: new Map<string, EngineFactory>(), auth: new Map<string, EngineFactory>() };
   readonly wrapping = new ResponseWrapper(this);
   readonly expiration: ExpirationManager;
   private readonly instances = new Map<string, Backend>();
@@ -173,7 +174,7 @@ export class Core {
     this.identityBackend = new Backend('identity', identityPaths(this.identity));
     this.clusterName = options.clusterName ?? 'strongroom-cluster';
     this.storageType = options.storageType ?? 'raft';
-    for (const e of options.engines ?? []) this.engines.set(e.type, e);
+    for (const e of options.engines ?? []) this.engines[e.kind].set(e.type, e);
     this.expiration = new ExpirationManager(this.barrier, this.clock, this.logger, { resolve: (lease) => this.leaseTarget(lease) });
     this.tokens.onRevoked = (hash) => this.expiration.revokeByToken(hash);
     this.ha = options.ha ?? null;
@@ -383,12 +384,17 @@ export class Core {
     else if (entry.type === 'token') backend = this.tokenBackend;
     else if (entry.type === 'identity') backend = this.identityBackend;
     else {
-      const factory = this.engines.get(entry.type);
-      if (!factory || factory.kind !== kind) throw new BadRequestError(`plugin not found in the catalog: ${entry.type}`);
+      const factory = this.engineOf(kind, entry.type);
+      if (!factory) throw new BadRequestError(`plugin not found in the catalog: ${entry.type}`);
       backend = factory.create({ clock: this.clock, events: this.events, logger: this.logger });
     }
     this.instances.set(entry.uuid, backend);
     return backend;
+  }
+
+  /** The engine that serves mounts of `type` in a table of `kind`, if there is one. */
+  engineOf(kind: TableKind, type: string): EngineFactory | undefined {
+    return this.engines[kind].get(type);
   }
 
   /** The backend serving the mount with this UUID, if it is mounted. */

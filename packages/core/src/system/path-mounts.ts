@@ -96,8 +96,8 @@ function groupPaths(core: Core, kind: TableKind): PathDefinition[] {
       type = 'kv';
       options['version'] = '2';
     }
-    const factory = core.engines.get(type);
-    if (BUILTIN_TYPES.has(type) || !factory || factory.kind !== kind) {
+    const factory = core.engineOf(kind, type);
+    if (BUILTIN_TYPES.has(type) || !factory) {
       throw new BadRequestError(`invalid value for "type": ${kind === 'auth' ? 'auth method' : 'secrets engine'} type "${type}" is not available (plugin not found in the catalog)`);
     }
     const config = parseConfig(f.map('config') ?? {}, 'config.', { default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false });

@@ -1,3 +1,4 @@
+import { checkEndpointUrl } from '@strongroom/cloud1-client';
 import {
   BadRequestError, definePath, getJson, putJson, type FieldData, type LogicalStorage, type PathDefinition,
 } from '@strongroom/core';
@@ -33,19 +34,6 @@ export function writeClientConfig(storage: LogicalStorage, config: ClientConfig)
   return putJson(storage, KEYS.clientConfig, config);
 }
 
-function checkUrl(field: string, value: string): string {
-  if (value === '') return value;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new BadRequestError(`invalid value for "${field}": "${value}" is not a URL`);
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new BadRequestError(`invalid value for "${field}": the URL must use http or https`);
-  }
-  return value;
-}
 
 const FIELDS = {
   max_retries: { type: 'int', default: -1, description: 'retries for recoverable errors; -1 uses the client library default' },
@@ -70,9 +58,9 @@ function applyFields(current: ClientConfig, f: FieldData): ClientConfig {
   }
   if (f.has('access_key')) next.accessKey = f.string('access_key');
   if (f.has('secret_key')) next.secretKey = f.string('secret_key');
-  if (f.has('endpoint')) next.endpoint = checkUrl('endpoint', f.string('endpoint'));
-  if (f.has('iam_endpoint')) next.iamEndpoint = checkUrl('iam_endpoint', f.string('iam_endpoint'));
-  if (f.has('sts_endpoint')) next.stsEndpoint = checkUrl('sts_endpoint', f.string('sts_endpoint'));
+  if (f.has('endpoint')) next.endpoint = checkEndpointUrl('endpoint', f.string('endpoint'));
+  if (f.has('iam_endpoint')) next.iamEndpoint = checkEndpointUrl('iam_endpoint', f.string('iam_endpoint'));
+  if (f.has('sts_endpoint')) next.stsEndpoint = checkEndpointUrl('sts_endpoint', f.string('sts_endpoint'));
   if (f.has('sts_region')) next.stsRegion = f.string('sts_region');
   if (f.has('use_sts_region_from_client')) next.useStsRegionFromClient = f.bool('use_sts_region_from_client');
   if (f.has('iam_server_id_header_value')) next.iamServerIdHeaderValue = f.string('iam_server_id_header_value');

@@ -9,7 +9,7 @@ import {
   ListAccessKeysCommand,
 } from '@aws-sdk/client-iam';
 import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
-import { fromContainerMetadata, fromIni, fromInstanceMetadata } from '@aws-sdk/credential-providers';
+import { credentialChain, type CredentialProvider } from '@strongroom/cloud1-client';
 import { BadRequestError, getJson, type LogicalStorage } from '@strongroom/core';
 import type { Cloud1Context } from './context';
 import type { ClientConfig } from './path-config-client';
@@ -21,7 +21,6 @@ export interface Credentials {
   sessionToken?: string;
 }
 
-type CredentialProvider = () => Promise<Credentials>;
 
 /** A provider call that failed; the message says which call and why, never with a secret. */
 export class ProviderError extends BadRequestError {
@@ -38,40 +37,6 @@ function describe(err: unknown): string {
   return String(err);
 }
 
-/**
- * Credentials for provider calls, first found wins: the static keys of config/client; the
- * CLOUD1_ACCESS_KEY/CLOUD1_SECRET_KEY environment variables; the shared credentials files; then
- * the container's or the instance's role credentials from their metadata endpoints.
- */
-export function credentialChain(config: ClientConfig, env: NodeJS.ProcessEnv): CredentialProvider {
-  return async () => {
-    if (config.accessKey !== '' && config.secretKey !== '') {
-      return { accessKeyId: config.accessKey, secretAccessKey: config.secretKey };
-    }
-    const accessKeyId = env['CLOUD1_ACCESS_KEY'];
-    const secretAccessKey = env['CLOUD1_SECRET_KEY'];
-    if (accessKeyId && secretAccessKey) {
-      const sessionToken = env['CLOUD1_SESSION_TOKEN'];
-      return { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) };
-    }
-    const fallbacks = [fromIni(), fromContainerMetadata(), fromInstanceMetadata()];
-    for (const provider of fallbacks) {
-      try {
-        const found = await provider();
-        return {
-          accessKeyId: found.accessKeyId, secretAccessKey: found.secretAccessKey,
-          ...(found.sessionToken ? { sessionToken: found.sessionToken } : {}),
-        };
-      } catch {
-        // Not configured here: try the next source.
-      }
-    }
-    throw new BadRequestError(
-      'no credentials for provider calls: set "access_key" and "secret_key" on config/client, or CLOUD1_ACCESS_KEY and CLOUD1_SECRET_KEY, '
-      + 'or a shared credentials file, or run with an instance or container role',
-    );
-  };
-}
 
 export class Provider {
   constructor(private readonly ctx: Cloud1Context) {}
@@ -94,7 +59,7 @@ export class Provider {
   }
 
   private base(config: ClientConfig): CredentialProvider {
-    return credentialChain(config, this.env);
+    return credentialChain(config, this.env, 'config/client');
   }
 
   /**

@@ -1,0 +1,2 @@
+export { checkEndpointUrl, credentialChain } from './credential-chain';
+export type { Cloud1Credentials, CredentialProvider } from './credential-chain';
