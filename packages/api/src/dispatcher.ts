@@ -20,6 +20,8 @@ export interface ClusterRouting {
   awaitActive(): Promise<string | null>;
   /** Signs and checks the client address standbys pass along. */
   auth: ForwardingAuth;
+  /** Trust anchors for the other members' API certificates, when they come from a private CA. */
+  apiCa(): string | undefined;
   /**
    * On the active node, before a request runs: resolves once this node may answer as the
    * cluster's current state (it still holds the leadership); null when it may at once.
@@ -167,7 +169,10 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
       const active = local ? null : cluster.activeAddress() ?? (await cluster.awaitActive());
       if (active !== null && !core.active) {
         if (req.headers['x-vault-no-request-forwarding'] !== undefined) redirectToActive(req, res, active);
-        else await forwardRequest(req, res, { target: active, auth: cluster.auth, logger });
+        else {
+          const ca = cluster.apiCa();
+          await forwardRequest(req, res, { target: active, auth: cluster.auth, logger, ...(ca ? { ca } : {}) });
+        }
         return;
       }
     }

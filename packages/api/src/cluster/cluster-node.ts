@@ -1,6 +1,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
 import { mkdir, open as openFile, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import * as http from 'node:http';
+import * as https from 'node:https';
 import * as net from 'node:net';
 import { join } from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
@@ -64,6 +66,8 @@ export class ClusterNode implements ClusterControl {
   private tls: ClusterTls | null = null;
   private auth: ForwardingAuth | null = null;
   private pendingJoin: PendingJoin | null = null;
+  /** The CA of the members' API certificates, as given at join (leader_ca_cert); kept in tls.json. */
+  private apiCa: string | undefined;
   private readonly challenges = new Map<string, { answer: Buffer; expires: number }>();
   private reconciling: Promise<void> = Promise.resolve();
   private retryTimer: TimerHandle | null = null;
@@ -87,7 +91,9 @@ export class ClusterNode implements ClusterControl {
     await mkdir(this.options.dir, { recursive: true, mode: 0o700 });
     const tlsFile = join(this.options.dir, TLS_FILE);
     if (existsSync(tlsFile)) {
-      this.tls = JSON.parse(await readFile(tlsFile, 'utf8')) as ClusterTls;
+      const stored = JSON.parse(await readFile(tlsFile, 'utf8')) as ClusterTls & { apiCa?: string };
+      this.tls = { caCert: stored.caCert, cert: stored.cert, key: stored.key };
+      this.apiCa = stored.apiCa;
       await this.startRaft({});
     }
   }
@@ -127,6 +133,7 @@ export class ClusterNode implements ClusterControl {
         }
       },
       auth: this.forwardingAuth(),
+      apiCa: () => this.apiCa,
       gate: () => {
         const node = this.node;
         if (!node || !node.isLeader) return Promise.reject(new StandbyError('this node no longer leads the cluster; retry'));
@@ -164,7 +171,7 @@ export class ClusterNode implements ClusterControl {
 
   private async saveTls(tls: ClusterTls): Promise<void> {
     const file = join(this.options.dir, TLS_FILE);
-    await writeFile(`${file}.tmp`, JSON.stringify(tls), { mode: 0o600 });
+    await writeFile(`${file}.tmp`, JSON.stringify({ ...tls, ...(this.apiCa ? { apiCa: this.apiCa } : {}) }), { mode: 0o600 });
     await rename(`${file}.tmp`, file);
     this.tls = tls;
   }
@@ -172,10 +179,8 @@ export class ClusterNode implements ClusterControl {
   private async startRaft(start: { bootstrap?: boolean; peers?: Record<string, string> }): Promise<void> {
     const tls = this.tls as ClusterTls;
     this.auth = new ForwardingAuth(createHash('sha256').update('strongroom request forwarding\n').update(tls.key).digest());
-    const { host } = this.options.listen;
-    // Port 0 (dev): the advert must carry a real port before Raft starts, so take a free one now.
-    if (this.options.listen.port === 0) this.options.listen = { host, port: await freePort(host) };
-    const { port } = this.options.listen;
+    await this.settleListenPort();
+    const { host, port } = this.options.listen;
     const transport = new GrpcTransport({ id: this.options.nodeId, listen: `${host}:${port}`, tls: { ca: tls.caCert, cert: tls.cert, key: tls.key }, clock: this.clock, logger: this.options.logger });
     const node = await RaftNode.open({
       id: this.options.nodeId,
@@ -210,6 +215,12 @@ export class ClusterNode implements ClusterControl {
       this.reconcile();
     });
     this.scheduleAutopilot();
+  }
+
+  /** Port 0 (dev, tests): the advert must carry a real port before anyone dials it, so take a free one now. */
+  private async settleListenPort(): Promise<void> {
+    const { host, port } = this.options.listen;
+    if (port === 0) this.options.listen = { host, port: await freePort(host) };
   }
 
   /** sys/init on a node of no cluster: it becomes a cluster of one, and the leader, first. */
@@ -253,6 +264,7 @@ export class ClusterNode implements ClusterControl {
     } catch {
       throw new BadRequestError('unseal failed: these keys are not the keys of the cluster this node is joining');
     }
+    await this.settleListenPort();
     const reply = await this.callLeader(join.leader, 'sys/storage/raft/bootstrap/answer', {
       server_id: this.options.nodeId, answer: answer.toString('base64'), cluster_addr: this.advert.cluster,
       api_addr: this.advert.api, non_voter: join.nonVoter,
@@ -260,6 +272,7 @@ export class ClusterNode implements ClusterControl {
     const data = reply['data'] as { tls?: string; peers?: Record<string, string>; index?: number } | undefined;
     if (!data?.tls || !data.peers) throw new BadRequestError(`the leader at ${join.leader} did not accept the join`);
     const tls = JSON.parse(openWithRootKey(rootKey, Buffer.from(data.tls, 'base64'), TLS_PURPOSE).toString('utf8')) as ClusterTls;
+    this.apiCa = join.ca;
     await this.saveTls(tls);
     this.pendingJoin = null;
     await this.startRaft({ peers: data.peers });
@@ -301,24 +314,41 @@ export class ClusterNode implements ClusterControl {
     return { tls, peers, index: node.applied };
   }
 
-  private async callLeader(leader: string, path: string, body: unknown, _ca?: string): Promise<Record<string, unknown>> {
-    let res: Response;
+  /**
+   * POSTs to the leader's API. Over HTTPS the leader's certificate is checked against
+   * `leader_ca_cert` when given (a private CA), else against the system's trust store.
+   */
+  private async callLeader(leader: string, path: string, body: unknown, ca?: string): Promise<Record<string, unknown>> {
+    const url = new URL(`${leader}/v1/${path}`);
+    const payload = JSON.stringify(body);
+    let status: number;
+    let text: string;
     try {
-      res = await fetch(`${leader}/v1/${path}`, {
-        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(30_000),
-      });
+      ({ status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const request = (url.protocol === 'https:' ? https : http).request(url, {
+          method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+          timeout: 30_000, ...(ca ? { ca } : {}),
+        }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+          res.on('error', reject);
+        });
+        request.on('timeout', () => request.destroy(new Error('timed out')));
+        request.on('error', reject);
+        request.end(payload);
+      }));
     } catch (err) {
       throw new BadRequestError(`could not reach the leader at ${leader}: ${(err as Error).message}`);
     }
-    const text = await res.text();
     let parsed: Record<string, unknown> = {};
     try {
       parsed = text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
     } catch {
       // Reported below with the status.
     }
-    if (res.status >= 400) {
-      const errors = Array.isArray(parsed['errors']) ? (parsed['errors'] as string[]).join('; ') : `status ${res.status}`;
+    if (status >= 400) {
+      const errors = Array.isArray(parsed['errors']) ? (parsed['errors'] as string[]).join('; ') : `status ${status}`;
       throw new BadRequestError(`the leader at ${leader} refused: ${errors}`);
     }
     return parsed;

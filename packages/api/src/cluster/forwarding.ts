@@ -52,8 +52,8 @@ export interface ForwardOptions {
   target: string;
   auth: ForwardingAuth;
   logger: Logger;
-  /** Trust anchors for an active node served over TLS. */
-  ca?: Buffer;
+  /** Trust anchors (PEM) for an active node served over TLS with a private CA. */
+  ca?: string;
 }
 
 /**

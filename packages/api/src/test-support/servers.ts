@@ -9,14 +9,16 @@ export interface TestServer {
   server: RunningServer;
   url: string;
   dir: string;
+  /** The unseal key, once `initAndUnseal` made one. */
+  key?: Buffer;
   stop(): Promise<void>;
 }
 
 /** A real server (a cluster of one) on ephemeral loopback ports, with its data in a temporary directory. */
-export async function startTestServer(listener: Partial<ListenerConfig> = {}): Promise<TestServer> {
+export async function startTestServer(listener: Partial<ListenerConfig> = {}, nodeId = 'test'): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'strongroom-test-'));
   const server = await startServer({
-    storage: { type: 'raft', path: join(dir, 'data'), nodeId: 'test' },
+    storage: { type: 'raft', path: join(dir, 'data'), nodeId },
     listeners: [{ type: 'tcp', address: '127.0.0.1:0', host: '127.0.0.1', port: 0, tlsDisable: true, maxRequestSize: 32 * 1024 * 1024, clusterAddress: { host: '127.0.0.1', port: 0 }, ...listener }],
     ui: false, sourceFile: '(test)', warnings: [],
   }, { logger: silentLogger });
@@ -33,7 +35,8 @@ export async function startTestServer(listener: Partial<ListenerConfig> = {}): P
 export async function initAndUnseal(t: TestServer): Promise<string> {
   const core = t.server.core;
   const { keys, rootToken } = await core.initialize(1, 1);
-  await core.unseal(keys[0] as Buffer);
+  t.key = keys[0] as Buffer;
+  await core.unseal(t.key);
   await t.server.waitActive();
   await core.handle({ operation: 'update', path: 'sys/mounts/secret', token: rootToken, data: { type: 'kv', options: { version: '2' } } });
   return rootToken;
