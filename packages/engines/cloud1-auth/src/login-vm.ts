@@ -16,7 +16,9 @@ import { readClientConfig } from './path-config-client';
 import { verifyingCertificates } from './path-config-certificate';
 import { readIdentityConfig } from './path-config-identity';
 import { normalizeRoleName, readRole, type RoleEntry } from './role';
-import { parseRoleTagValue, roleTagMacValid, type RoleTag } from './role-tag';
+import {
+  effectiveAllowInstanceMigration, parseRoleTagValue, roleTagMacValid, tagPoliciesOutsideRole, tagTokenPolicies, type RoleTag,
+} from './role-tag';
 
 const MAX_NONCE_LENGTH = 128;
 
@@ -62,10 +64,10 @@ async function roleTagOf(
     throw new PermissionDeniedError(`the role tag on instance ${instanceId} is for instance ${tag.instanceId}`);
   }
   if (await readDenyListEntry(req.storage, value)) throw new PermissionDeniedError(`the role tag on instance ${instanceId} is deny-listed`);
-  // The role's policies may have shrunk since the tag was made.
-  const outside = (tag.policies ?? []).filter((p) => p !== 'default' && !role.tokenPolicies.includes(p));
+  // The role's policies may have shrunk since the tag was made (or it may have turned on token_no_default_policy).
+  const outside = tagPoliciesOutsideRole(role, tag.policies ?? []);
   if (outside.length > 0) {
-    throw new PermissionDeniedError(`the role tag on instance ${instanceId} asks for policies the role no longer has: ${outside.join(', ')}`);
+    throw new PermissionDeniedError(`the role tag on instance ${instanceId} asks for policies the role no longer grants: ${outside.join(', ')}`);
   }
   return tag;
 }
@@ -132,7 +134,8 @@ export async function loginVm(ctx: Cloud1Context, req: BackendRequest, f: FieldD
     const checked = checkNonce(
       doc, stored, f.has('nonce') ? f.string('nonce') : undefined,
       role.disallowReauthentication || tag?.disallowReauthentication === true,
-      role.allowInstanceMigration || tag?.allowInstanceMigration === true,
+      // A tag never widens its role, also when the role was tightened after the tag was made.
+      effectiveAllowInstanceMigration(role, tag),
     );
     const now = ctx.clock.now();
     const maxTtl = shortest(role.tokenMaxTtl, tagMaxTtl, req.mount.maxLeaseTtl);
@@ -166,7 +169,7 @@ export async function loginVm(ctx: Cloud1Context, req: BackendRequest, f: FieldD
         ...(nonce.generated ? { nonce: nonce.nonce } : {}),
       },
       displayName: doc.instanceId,
-      ...tokenParameters(role, { ...(tag?.policies !== undefined ? { policies: tag.policies } : {}), maxTtl: tagMaxTtl }),
+      ...tokenParameters(role, { ...(tag?.policies !== undefined ? { policies: tagTokenPolicies(role, tag.policies) } : {}), maxTtl: tagMaxTtl }),
       internal: {
         auth_type: 'vm', role_name: roleName, role_id: role.roleId, instance_id: doc.instanceId, account_id: doc.accountId,
         region: doc.region, tag_max_ttl: tagMaxTtl,

@@ -31,7 +31,68 @@ describe('role tags', () => {
   it('gives only default for a tag with empty policies', async () => {
     const { r, tag, instanceWith } = await setup();
     const instance = instanceWith((await tag({ policies: [] })).tag_value);
-    expect((await r.login(await fixture.pkcs7Login(instance.instanceId, { role: 'web' }))).policies).toEqual([]);
+    const login = await r.login(await fixture.pkcs7Login(instance.instanceId, { role: 'web' }));
+    expect(login).toMatchObject({ policies: ['default'], noDefaultPolicy: false });
+  });
+
+  it('with token_no_default_policy, gives no policies for a tag with empty policies, and default only if the role names it', async () => {
+    const { r, tag, instanceWith } = await setup();
+    await r.write('role/web', { token_no_default_policy: true });
+    const instance = instanceWith((await tag({ policies: [] })).tag_value);
+    const login = await r.login(await fixture.pkcs7Login(instance.instanceId, { role: 'web' }));
+    // Neither default (the role withholds it) nor the role's policies (the tag asked for none).
+    expect(login).toMatchObject({ policies: [], noDefaultPolicy: true });
+    // A role that names default among its policies grants it, so the spec's "only default" applies.
+    await r.write('role/web', { token_policies: 'a,b,default' });
+    const named = instanceWith((await tag({ policies: [] })).tag_value);
+    expect(await r.login(await fixture.pkcs7Login(named.instanceId, { role: 'web' }))).toMatchObject({ policies: ['default'], noDefaultPolicy: true });
+  });
+
+  it('allows default in a tag only when the role grants it', async () => {
+    const { r, tag, instanceWith } = await setup();
+    const made = (await tag({ policies: 'a,default' })).tag_value;
+    const first = instanceWith(made);
+    expect((await r.login(await fixture.pkcs7Login(first.instanceId, { role: 'web' }))).policies).toEqual(['a', 'default']);
+    await r.write('role/web', { token_no_default_policy: true });
+    const message = await expectBadRequest(tag({ policies: 'a,default' }), 'policies');
+    expect(message).toMatch(/subset of the role's policies.*default.*token_no_default_policy/);
+    await expectBadRequest(tag({ policies: 'Default' }), 'policies');
+    // The tag made before the role dropped default no longer logs in.
+    const withDefault = instanceWith(made);
+    const err = await expectFailure(r.h.request('write', 'login', await fixture.pkcs7Login(withDefault.instanceId, { role: 'web' })), 403);
+    expect(err.message).toMatch(/asks for policies the role no longer grants: default/);
+    await r.write('role/web', { token_policies: 'a,b,default' });
+    expect((await r.login(await fixture.pkcs7Login(withDefault.instanceId, { role: 'web' }))).policies).toEqual(['a', 'default']);
+  });
+
+  it('refuses a tag allowing instance migration on a role that does not', async () => {
+    const { r, tag } = await setup();
+    const message = await expectBadRequest(tag({ allow_instance_migration: true }), 'allow_instance_migration');
+    expect(message).toMatch(/subset of its role's.*allow_instance_migration false/);
+    await r.write('role/web', { allow_instance_migration: true });
+    expect((await tag({ allow_instance_migration: true })).tag_value).toMatch(/:m=true:/);
+  });
+
+  it('allows instance migration only when both the role and the tag do, also for a tag made before the role changed', async () => {
+    const { r, tag, instanceWith } = await setup();
+    await r.write('role/web', { allow_instance_migration: true });
+    const migrate = async (instanceId: string) => {
+      await r.login(await fixture.pkcs7Login(instanceId, { role: 'web' }));
+      fixture.emulator.advanceTime(60_000);
+      fixture.emulator.setInstanceState(instanceId, 'stopped');
+      fixture.emulator.setInstanceState(instanceId, 'running');
+      // A newer document without the first login's nonce: accepted only with migration.
+      return r.h.request('write', 'login', await fixture.pkcs7Login(instanceId, { role: 'web' }));
+    };
+    const made = (await tag({ allow_instance_migration: true })).tag_value;
+    await migrate(instanceWith(made).instanceId);
+    // A tag without it takes migration away from the role.
+    const without = instanceWith((await tag()).tag_value);
+    expect((await expectFailure(migrate(without.instanceId), 403)).message).toMatch(/client nonce mismatch/);
+    // The role no longer allows it: the older tag that does must not bring it back.
+    await r.write('role/web', { allow_instance_migration: false });
+    const err = await expectFailure(migrate(instanceWith(made).instanceId), 403);
+    expect(err.message).toMatch(/client nonce mismatch/);
   });
 
   it('refuses tags that would widen the role', async () => {

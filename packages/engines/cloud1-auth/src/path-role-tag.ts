@@ -1,7 +1,7 @@
 import { BadRequestError, definePath, type PathDefinition } from '@strongroom/core';
 import type { Cloud1Context } from './context';
 import { normalizeRoleName, readRole } from './role';
-import { createRoleTagValue } from './role-tag';
+import { createRoleTagValue, tagPoliciesOutsideRole } from './role-tag';
 import { ROLE_NAME } from './path-role';
 
 export function roleTagPaths(_ctx: Cloud1Context): PathDefinition[] {
@@ -25,10 +25,19 @@ export function roleTagPaths(_ctx: Cloud1Context): PathDefinition[] {
           if (f.bool('allow_instance_migration') && f.bool('disallow_reauthentication')) {
             throw new BadRequestError('invalid value for "allow_instance_migration": mutually exclusive with "disallow_reauthentication"');
           }
+          // Capabilities of a tag must be a strict subset of the role's: a tag only narrows.
+          if (f.bool('allow_instance_migration') && !role.allowInstanceMigration) {
+            throw new BadRequestError(
+              `invalid value for "allow_instance_migration": a tag's capabilities must be a subset of its role's, and role "${name}" has allow_instance_migration false`,
+            );
+          }
           const policies = f.has('policies') ? f.list('policies') : undefined;
-          const outside = (policies ?? []).filter((p) => p !== 'default' && !role.tokenPolicies.includes(p));
+          const outside = tagPoliciesOutsideRole(role, policies ?? []);
           if (outside.length > 0) {
-            throw new BadRequestError(`invalid value for "policies": must be a subset of the role's policies; not on the role: ${outside.join(', ')}`);
+            throw new BadRequestError(
+              `invalid value for "policies": must be a subset of the role's policies; not granted by role "${name}": ${outside.join(', ')}`
+              + (outside.some((p) => p.trim().toLowerCase() === 'default') ? ' (the role has token_no_default_policy set)' : ''),
+            );
           }
           const maxTtl = f.int('max_ttl');
           const roleMax = role.tokenMaxTtl > 0 ? role.tokenMaxTtl : req.mount.maxLeaseTtl;

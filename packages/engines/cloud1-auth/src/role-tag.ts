@@ -8,10 +8,14 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { BadRequestError } from '@strongroom/core';
+import type { RoleEntry } from './role';
 
 export interface RoleTag {
   role: string;
-  /** Absent: the role's policies. Present and empty: only `default`. */
+  /**
+   * Absent: the role's policies. Present and empty: only `default` when the role grants it,
+   * else the role's policies (see `tagTokenPolicies`).
+   */
   policies?: string[];
   maxTtl: number;
   instanceId: string;
@@ -74,4 +78,43 @@ export function tagValueFromInput(input: string): string {
   const decoded = Buffer.from(input, input.includes('-') || input.includes('_') ? 'base64url' : 'base64').toString('utf8');
   if (decoded.startsWith(`${VERSION}:`)) return decoded;
   throw new BadRequestError('invalid value for "role_tag": neither a role tag value nor its base64 encoding');
+}
+
+/** Policy names as core compares them (it trims and lower-cases before issuing the token). */
+function policyKey(name: string): string {
+  return name.trim().toLowerCase();
+}
+
+/** Whether a token of the role carries `default`: token_policies names it, or token_no_default_policy is off. */
+export function roleGrantsDefault(role: RoleEntry): boolean {
+  return !role.tokenNoDefaultPolicy || role.tokenPolicies.some((p) => policyKey(p) === 'default');
+}
+
+/**
+ * The tag policies the role would not grant. A tag only narrows its role (spec: "Capabilities
+ * of a tag must be a strict subset of the role's capabilities"), so `default` is allowed only
+ * when the role's tokens carry it.
+ */
+export function tagPoliciesOutsideRole(role: RoleEntry, policies: readonly string[]): string[] {
+  const granted = new Set(role.tokenPolicies.map(policyKey));
+  if (roleGrantsDefault(role)) granted.add('default');
+  return policies.filter((p) => !granted.has(policyKey(p)));
+}
+
+/**
+ * The token policies for a login with a tag whose policies are `policies` (undefined: the tag
+ * sets none, so the role's). The spec's rule for the tag field: "must be a subset of the role's
+ * policies; set but empty gives only `default`". When the role does not grant `default`
+ * (token_no_default_policy, and `default` not among its token_policies), giving `default` would
+ * widen the role and giving the role's policies would widen the tag, so the token gets none.
+ */
+export function tagTokenPolicies(role: RoleEntry, policies: readonly string[] | undefined): string[] {
+  if (policies === undefined) return role.tokenPolicies;
+  if (policies.length > 0) return [...policies];
+  return roleGrantsDefault(role) ? ['default'] : [];
+}
+
+/** A tag may only take away instance migration: the effective value is the role's AND the tag's. */
+export function effectiveAllowInstanceMigration(role: RoleEntry, tag: RoleTag | undefined): boolean {
+  return role.allowInstanceMigration && (tag === undefined || tag.allowInstanceMigration);
 }
