@@ -3,9 +3,12 @@
  * whose end removes the user and everything made for it.
  *
  * Creation is several provider calls; a write-ahead entry in storage names the user before the
- * first one, and is removed once the key is handed out. A creation that fails is undone at once;
- * one that dies with the process (or whose undo fails) is undone by the periodic task once the
- * entry is older than `WAL_ROLLBACK_AFTER_MS`.
+ * first one, is marked `userCreated` once CreateUser has succeeded, and is removed once the key
+ * is handed out. A creation that fails after CreateUser is undone at once; one that dies with the
+ * process (or whose undo fails) is undone by the periodic task once the entry is older than
+ * `WAL_ROLLBACK_AFTER_MS`. A CreateUser that fails made nothing: no user is deleted then (a user
+ * of that name already there is someone else's, or an earlier lease's), and an entry never marked
+ * `userCreated` is only dropped.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -16,6 +19,7 @@ import { readLeaseConfig } from './path-config-lease';
 import { readRootConfig, type RootConfig } from './path-config-root';
 import type { RoleEntry } from './role';
 import { KEYS } from './storage-keys';
+import { isEntityAlreadyExists, ProviderError } from './provider';
 import { generateUsername } from './username-template';
 
 export const ACCESS_KEYS_SECRET = 'access_keys';
@@ -26,6 +30,11 @@ export const WAL_ROLLBACK_AFTER_MS = 10 * 60_000;
 interface UserWal {
   userName: string;
   createdAt: number;
+  /**
+   * Set once CreateUser succeeded: only then is the user this engine's to remove. Absent while
+   * CreateUser is in flight (and in entries of releases before this field).
+   */
+  userCreated?: boolean;
 }
 
 /** What an iam_user lease keeps to undo itself (never shown to clients). */
@@ -44,13 +53,34 @@ export async function issueIamUser(
   const now = ctx.clock.now();
   const walKey = KEYS.userWalPrefix + randomUUID();
   await putJson(req.storage, walKey, { userName, createdAt: now } satisfies UserWal);
+  let userCreated = false;
   let credentials;
   try {
     credentials = await ctx.provider.createUser(config, {
       userName, path: role.userPath, permissionsBoundaryArn: role.permissionsBoundaryArn, tags: role.iamTags, groups: role.iamGroups,
       policyArns: role.policyArns, policyDocument: role.policyDocument, policyName: roleName,
+    }, async () => {
+      userCreated = true;
+      await putJson(req.storage, walKey, { userName, createdAt: now, userCreated: true } satisfies UserWal);
     });
   } catch (err) {
+    if (!userCreated) {
+      // CreateUser itself failed: this request made nothing, so there is nothing to undo, and a
+      // user of this name that exists is not ours to delete.
+      try {
+        await req.storage.delete(walKey);
+      } catch (drop) {
+        ctx.logger.warn('dropping the write-ahead entry of a failed IAM user creation failed', { user: userName, err: (drop as Error).message });
+      }
+      if (err instanceof ProviderError && isEntityAlreadyExists(err.cause)) {
+        throw new BadRequestError(
+          `cannot create IAM user ${userName}: a user of that name already exists and was left alone; `
+          + 'the username_template must make a new name for every request', { cause: err },
+        );
+      }
+      throw err;
+    }
+    // CreateUser succeeded: remove the user this request made, with whatever it got since.
     try {
       await ctx.provider.deleteUser(config, userName);
       await req.storage.delete(walKey);
@@ -77,6 +107,13 @@ export async function rollbackStaleUsers(ctx: Cloud1SecretsContext, storage: Log
   for (const key of keys) {
     const wal = await getJson<UserWal>(storage, key);
     if (!wal || ctx.clock.now() - wal.createdAt < WAL_ROLLBACK_AFTER_MS) continue;
+    if (wal.userCreated !== true) {
+      // CreateUser never succeeded (or its success was never recorded): the user, if there is
+      // one of that name, may not be this engine's, so it is left alone.
+      ctx.logger.warn('dropping a stale IAM user creation whose CreateUser did not succeed; no user deleted', { user: wal.userName });
+      await storage.delete(key);
+      continue;
+    }
     try {
       await ctx.provider.deleteUser(config, wal.userName);
       await storage.delete(key);

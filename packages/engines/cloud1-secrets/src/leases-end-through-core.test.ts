@@ -160,7 +160,8 @@ describe('static roles through core', () => {
     await r.core.runPeriodic();
     const second = await read();
     expect(second.accessKeyId).not.toBe(first.accessKeyId);
-    expect(await fixture.refused(first)).toBe('InvalidClientTokenId');
+    // The previous key lives until the next rotation.
+    expect(await fixture.whoAmI(first)).toBe(`arn:aws:iam::${account.accountId}:user/app`);
     expect(await fixture.whoAmI(second)).toBe(`arn:aws:iam::${account.accountId}:user/app`);
 
     await r.restart();
@@ -168,7 +169,8 @@ describe('static roles through core', () => {
     await r.core.runPeriodic();
     const third = await read();
     expect(third.accessKeyId).not.toBe(second.accessKeyId);
-    expect(await fixture.refused(second)).toBe('InvalidClientTokenId');
+    expect(await fixture.refused(first)).toBe('InvalidClientTokenId');
+    expect(await fixture.whoAmI(second)).toBe(`arn:aws:iam::${account.accountId}:user/app`);
     expect(await fixture.whoAmI(third)).toBe(`arn:aws:iam::${account.accountId}:user/app`);
   });
 });

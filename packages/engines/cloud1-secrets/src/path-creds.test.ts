@@ -1,11 +1,12 @@
 import {
-  AttachGroupPolicyCommand, GetUserCommand, ListAttachedUserPoliciesCommand, ListGroupsForUserCommand, ListUserPoliciesCommand,
-  ListUsersCommand, PutGroupPolicyCommand,
+  AttachGroupPolicyCommand, CreateAccessKeyCommand, DeleteAccessKeyCommand, DeleteUserCommand, GetUserCommand, IAMClient,
+  ListAccessKeysCommand, ListAttachedUserPoliciesCommand, ListGroupsForUserCommand, ListUserPoliciesCommand, ListUsersCommand,
+  PutGroupPolicyCommand, RemoveUserFromGroupCommand,
 } from '@aws-sdk/client-iam';
-import { expectBadRequest, expectFailure, putJson } from '@strongroom/core';
+import { expectBadRequest, expectFailure, getJson, putJson } from '@strongroom/core';
 import { WAL_ROLLBACK_AFTER_MS } from './iam-user';
 import { mergePolicies } from './sts-credentials';
-import { backendRig, caller, credentialsOf, EmulatorFixture, type BackendRig } from './test-support/cloud1-rig';
+import { backendRig, caller, credentialsOf, EmulatorFixture, type Account, type BackendRig } from './test-support/cloud1-rig';
 
 let fixture: EmulatorFixture;
 beforeAll(async () => {
@@ -26,7 +27,30 @@ async function usersOf(r: BackendRig): Promise<string[]> {
   }
 }
 
+/**
+ * Runs `race` (as the account root) just before the engine's first IAM command matching
+ * `when`, so that command meets a change made meanwhile; every command still reaches the emulator.
+ */
+function raceBefore(when: (command: unknown) => boolean, race: (iam: IAMClient) => Promise<unknown>, account: Account) {
+  const send = IAMClient.prototype.send;
+  let raced = false;
+  return jest.spyOn(IAMClient.prototype, 'send').mockImplementation(async function (this: IAMClient, ...args: unknown[]) {
+    if (!raced && when(args[0])) {
+      raced = true;
+      const iam = fixture.iam(account.root);
+      try {
+        await race(iam);
+      } finally {
+        iam.destroy();
+      }
+    }
+    return (send as (...a: unknown[]) => Promise<unknown>).apply(this, args);
+  } as never);
+}
+
 describe('iam_user credentials', () => {
+  afterEach(() => jest.restoreAllMocks());
+
   it('make a user with its path, tags, boundary, groups and policies, whose key works until the lease is revoked', async () => {
     const r = await backendRig(fixture);
     await fixture.createGroup(r.account, 'devs');
@@ -96,11 +120,145 @@ describe('iam_user credentials', () => {
     const r = await backendRig(fixture);
     fixture.emulator.createUser(r.account.accountId, { userName: 'half-made', accessKeys: 1 });
     fixture.emulator.createUser(r.account.accountId, { userName: 'in-progress' });
-    await putJson(r.h.storage, 'wal/user/a', { userName: 'half-made', createdAt: r.clock.now() - WAL_ROLLBACK_AFTER_MS - 1 });
-    await putJson(r.h.storage, 'wal/user/b', { userName: 'in-progress', createdAt: r.clock.now() });
+    await putJson(r.h.storage, 'wal/user/a', { userName: 'half-made', createdAt: r.clock.now() - WAL_ROLLBACK_AFTER_MS - 1, userCreated: true });
+    await putJson(r.h.storage, 'wal/user/b', { userName: 'in-progress', createdAt: r.clock.now(), userCreated: true });
     await r.periodic();
     expect((await usersOf(r)).sort()).toEqual(['in-progress', 'strongroom']);
     expect(await r.h.storage.list('wal/user/')).toEqual(['b']);
+  });
+
+  it('record CreateUser\'s success in the write-ahead entry, so the periodic task undoes what an undo could not', async () => {
+    const r = await backendRig(fixture);
+    await r.write('roles/web', { credential_type: 'iam_user', policy_arns: READ_ONLY, iam_groups: 'no-such-group' });
+    let userName = '';
+    // The immediate undo fails: a key appears before its DeleteUser (DeleteConflict).
+    raceBefore((c) => {
+      if (c instanceof DeleteUserCommand) userName = String(c.input.UserName);
+      return c instanceof DeleteUserCommand;
+    }, (iam) => iam.send(new CreateAccessKeyCommand({ UserName: userName })), r.account);
+    await expectFailure(r.read('creds/web'), 400);
+    jest.restoreAllMocks();
+    expect(await fixture.userExists(r.account, userName)).toBe(true);
+    const [entry] = await r.h.storage.list('wal/user/');
+    expect(await getJson(r.h.storage, `wal/user/${entry}`)).toMatchObject({ userName, userCreated: true });
+    await r.clock.advance(WAL_ROLLBACK_AFTER_MS + 1);
+    await r.periodic();
+    expect(await fixture.userExists(r.account, userName)).toBe(false);
+    expect(await r.h.storage.list('wal/user/')).toEqual([]);
+  });
+
+  it('never roll back, from the periodic task, a user whose CreateUser did not succeed', async () => {
+    const r = await backendRig(fixture);
+    const theirs = fixture.emulator.createUser(r.account.accountId, { userName: 'theirs', accessKeys: 1 });
+    const old = r.clock.now() - WAL_ROLLBACK_AFTER_MS - 1;
+    // CreateUser failed (or died in flight): the entry was never marked; a release before the mark
+    // wrote the same shape.
+    await putJson(r.h.storage, 'wal/user/a', { userName: 'theirs', createdAt: old });
+    await putJson(r.h.storage, 'wal/user/b', { userName: 'theirs', createdAt: old, userCreated: false });
+    await r.periodic();
+    expect((await usersOf(r)).sort()).toEqual(['strongroom', 'theirs']);
+    expect(await fixture.whoAmI(theirs.accessKeys[0] as never)).toMatch(/:user\/theirs$/);
+    expect(await r.h.storage.list('wal/user/')).toEqual([]);
+  });
+
+  it('delete nothing when CreateUser fails because the user already exists, and say which user', async () => {
+    const r = await backendRig(fixture, { username_template: '{{.PolicyName}}' });
+    await r.write('roles/web', { credential_type: 'iam_user', policy_arns: READ_ONLY });
+    const first = await r.read('creds/web');
+    expect(first?.secret?.internal['username']).toBe('web');
+    const err = await expectFailure(r.read('creds/web'), 400);
+    expect(err.message).toMatch(/IAM user web: a user of that name already exists and was left alone/);
+    // The first lease's user and key are untouched, and no write-ahead entry is left to undo them.
+    expect(await fixture.whoAmI(credentialsOf(first?.data))).toMatch(/:user\/web$/);
+    expect(await r.h.storage.list('wal/user/')).toEqual([]);
+    await r.clock.advance(WAL_ROLLBACK_AFTER_MS + 1);
+    await r.periodic();
+    expect(await fixture.whoAmI(credentialsOf(first?.data))).toMatch(/:user\/web$/);
+    await r.revoke(first);
+    expect(await fixture.userExists(r.account, 'web')).toBe(false);
+  });
+
+  it('leave alone a user of the same name the engine never made', async () => {
+    const r = await backendRig(fixture, { username_template: 'ops-{{.PolicyName}}' });
+    const theirs = fixture.emulator.createUser(r.account.accountId, { userName: 'ops-web', accessKeys: 2 });
+    await r.write('roles/web', { credential_type: 'iam_user', policy_arns: READ_ONLY });
+    const err = await expectFailure(r.read('creds/web'), 400);
+    expect(err.message).toMatch(/IAM user ops-web: a user of that name already exists/);
+    for (const key of theirs.accessKeys) expect(await fixture.whoAmI(key)).toMatch(/:user\/ops-web$/);
+    expect(await r.h.storage.list('wal/user/')).toEqual([]);
+  });
+
+  describe('revocation, when something of the user goes meanwhile,', () => {
+    it('still removes the other keys and the user when a key disappears mid-loop', async () => {
+      const r = await backendRig(fixture);
+      await fixture.createGroup(r.account, 'devs');
+      await r.write('roles/web', { credential_type: 'iam_user', policy_arns: READ_ONLY, policy_document: DOC, iam_groups: 'devs' });
+      const resp = await r.read('creds/web');
+      const userName = String(resp?.secret?.internal['username']);
+      const extra = fixture.emulator.createAccessKey(r.account.accountId, userName);
+      const spy = raceBefore(
+        (c) => c instanceof DeleteAccessKeyCommand,
+        (iam) => iam.send(new DeleteAccessKeyCommand({ UserName: userName, AccessKeyId: resp?.data?.['access_key'] as string })),
+        r.account,
+      );
+      await r.revoke(resp);
+      spy.mockRestore();
+      expect(await fixture.userExists(r.account, userName)).toBe(false);
+      expect(await fixture.refused(extra)).toBe('InvalidClientTokenId');
+    });
+
+    it('still removes the other memberships and the user when a membership disappears', async () => {
+      const r = await backendRig(fixture);
+      await fixture.createGroup(r.account, 'devs');
+      await fixture.createGroup(r.account, 'ops');
+      await r.write('roles/web', { credential_type: 'iam_user', policy_arns: READ_ONLY, iam_groups: 'devs,ops' });
+      const resp = await r.read('creds/web');
+      const userName = String(resp?.secret?.internal['username']);
+      const spy = raceBefore(
+        (c) => c instanceof RemoveUserFromGroupCommand,
+        (iam) => iam.send(new RemoveUserFromGroupCommand({ UserName: userName, GroupName: 'devs' })),
+        r.account,
+      );
+      await r.revoke(resp);
+      spy.mockRestore();
+      expect(await fixture.userExists(r.account, userName)).toBe(false);
+      expect(await fixture.refused(credentialsOf(resp?.data))).toBe('InvalidClientTokenId');
+    });
+
+    it('counts the user itself gone as done', async () => {
+      const r = await backendRig(fixture);
+      await r.write('roles/web', { credential_type: 'iam_user', policy_arns: READ_ONLY });
+      const resp = await r.read('creds/web');
+      const userName = String(resp?.secret?.internal['username']);
+      // Someone else removes the whole user between the engine's listing and its DeleteUser.
+      const spy = raceBefore((c) => c instanceof DeleteUserCommand, async (iam) => {
+        const keys = (await iam.send(new ListAccessKeysCommand({ UserName: userName }))).AccessKeyMetadata ?? [];
+        for (const k of keys) await iam.send(new DeleteAccessKeyCommand({ UserName: userName, AccessKeyId: k.AccessKeyId }));
+        await iam.send(new DeleteUserCommand({ UserName: userName }));
+      }, r.account);
+      await r.revoke(resp);
+      spy.mockRestore();
+      expect(await fixture.userExists(r.account, userName)).toBe(false);
+    });
+
+    it('fails on any other provider error (core retries), and succeeds once retried', async () => {
+      const r = await backendRig(fixture);
+      await r.write('roles/web', { credential_type: 'iam_user', policy_arns: READ_ONLY });
+      const resp = await r.read('creds/web');
+      const userName = String(resp?.secret?.internal['username']);
+      // A key made after the engine listed them: DeleteUser answers DeleteConflict.
+      const spy = raceBefore(
+        (c) => c instanceof DeleteUserCommand,
+        (iam) => iam.send(new CreateAccessKeyCommand({ UserName: userName })),
+        r.account,
+      );
+      const err = await expectFailure(r.revoke(resp), 400);
+      expect(err.message).toMatch(/DeleteConflict/);
+      spy.mockRestore();
+      expect(await fixture.userExists(r.account, userName)).toBe(true);
+      await r.revoke(resp);
+      expect(await fixture.userExists(r.account, userName)).toBe(false);
+    });
   });
 
   it('take no STS request fields', async () => {

@@ -67,7 +67,7 @@ describe('static roles', () => {
     await expectBadRequest(r.write('static-roles/app', { rotation_period: '10s' }), 'rotation_period');
   });
 
-  it('rotate when the period has passed; the old key stops working', async () => {
+  it('rotate when the period has passed; the old key keeps working until the following rotation', async () => {
     const r = await backendRig(fixture);
     fixture.emulator.createUser(r.account.accountId, { userName: 'app' });
     await r.write('static-roles/app', { username: 'app', rotation_period: '1h' });
@@ -79,10 +79,43 @@ describe('static roles', () => {
     await r.periodic();
     const second = await current(r);
     expect(second.accessKeyId).not.toBe(first.accessKeyId);
+    // A client that read the first key just before the rotation has one more period.
+    expect(await fixture.whoAmI(first)).toMatch(/:user\/app$/);
+    expect(await fixture.whoAmI(second)).toMatch(/:user\/app$/);
+    expect(await keysOf(r, 'app')).toEqual([first.accessKeyId, second.accessKeyId]);
+    expect((await r.read('static-creds/app'))?.data?.['expiration']).toBe(new Date(r.clock.now() + 3600_000).toISOString());
+    await r.clock.advance(61 * MINUTE);
+    await r.periodic();
+    const third = await current(r);
     expect(await fixture.refused(first)).toBe('InvalidClientTokenId');
     expect(await fixture.whoAmI(second)).toMatch(/:user\/app$/);
-    expect(await keysOf(r, 'app')).toEqual([second.accessKeyId]);
-    expect((await r.read('static-creds/app'))?.data?.['expiration']).toBe(new Date(r.clock.now() + 3600_000).toISOString());
+    expect(await keysOf(r, 'app')).toEqual([second.accessKeyId, third.accessKeyId]);
+  });
+
+  it('rotate the oldest key each time, starting with a key the adopted user had of its own', async () => {
+    const r = await backendRig(fixture);
+    const user = fixture.emulator.createUser(r.account.accountId, { userName: 'app', accessKeys: 1 });
+    const [a] = user.accessKeys;
+    if (!a) throw new Error('the user has its own key');
+    await r.write('static-roles/app', { username: 'app', rotation_period: '1h' });
+    const b = await current(r);
+    expect(await keysOf(r, 'app')).toEqual([a.accessKeyId, b.accessKeyId]);
+
+    await r.clock.advance(61 * MINUTE);
+    await r.periodic();
+    const c = await current(r);
+    expect(await keysOf(r, 'app')).toEqual([b.accessKeyId, c.accessKeyId]);
+    expect(await fixture.refused(a)).toBe('InvalidClientTokenId');
+    expect(await fixture.whoAmI(b)).toMatch(/:user\/app$/);
+
+    await r.clock.advance(61 * MINUTE);
+    await r.periodic();
+    const d = await current(r);
+    expect(await keysOf(r, 'app')).toEqual([c.accessKeyId, d.accessKeyId]);
+    expect(await fixture.refused(b)).toBe('InvalidClientTokenId');
+    expect(await fixture.whoAmI(c)).toMatch(/:user\/app$/);
+    expect(await fixture.whoAmI(d)).toMatch(/:user\/app$/);
+    expect(new Set([a.accessKeyId, b.accessKeyId, c.accessKeyId, d.accessKeyId]).size).toBe(4);
   });
 
   it('keep at most two keys by rotating the oldest when the user gained one', async () => {
@@ -132,10 +165,12 @@ describe('static roles', () => {
     const r = await backendRig(fixture);
     fixture.emulator.createUser(r.account.accountId, { userName: 'app' });
     await r.write('static-roles/app', { username: 'app', rotation_period: '1h' });
+    const first = await current(r);
     await r.clock.advance(61 * MINUTE);
     await Promise.all([r.periodic(), r.periodic(), r.write('static-roles/app', { username: 'app' })]);
     const now = await current(r);
-    expect(await keysOf(r, 'app')).toEqual([now.accessKeyId]);
+    // One rotation: the first key and the one new key (a second rotation would have deleted the first).
+    expect(await keysOf(r, 'app')).toEqual([first.accessKeyId, now.accessKeyId]);
     expect(await fixture.whoAmI(now)).toMatch(/:user\/app$/);
   });
 

@@ -60,6 +60,14 @@ export function isNoSuchEntity(err: unknown): boolean {
   return name === 'NoSuchEntityException' || name === 'NoSuchEntity';
 }
 
+export function isEntityAlreadyExists(err: unknown): boolean {
+  const name = (err as { name?: string } | null)?.name;
+  return name === 'EntityAlreadyExistsException' || name === 'EntityAlreadyExists';
+}
+
+/** Thrown inside `deleteUser` once the user itself is known to be gone; never escapes it. */
+const USER_GONE = Symbol('the IAM user is gone');
+
 
 /** config/root's region, else CLOUD1_REGION, else CLOUD1_DEFAULT_REGION, else us-east-1. */
 export function effectiveRegion(config: RootConfig, env: NodeJS.ProcessEnv): string {
@@ -135,10 +143,13 @@ export class Provider {
 
   /**
    * Creates the user with its path, boundary and tags, adds it to its groups, attaches and puts
-   * its policies, then makes its access key. Throws at the first failure, leaving whatever was
-   * made; the caller removes it with `deleteUser` (which copes with a half-made user).
+   * its policies, then makes its access key. `userCreated` runs as soon as CreateUser has
+   * succeeded, before any other step: from then on the user is this caller's to remove. Throws
+   * at the first failure, leaving whatever was made; when CreateUser itself failed nothing was
+   * made (and a user of that name, if any, is someone else's). Otherwise the caller removes the
+   * user with `deleteUser` (which copes with a half-made user).
    */
-  createUser(config: RootConfig, user: NewUser): Promise<Credentials> {
+  createUser(config: RootConfig, user: NewUser, userCreated: () => Promise<void>): Promise<Credentials> {
     return this.using(this.iam(config), `creating IAM user ${user.userName}`, async (iam) => {
       const tags = Object.entries(user.tags).map(([Key, Value]) => ({ Key, Value }));
       await iam.send(new CreateUserCommand({
@@ -146,6 +157,7 @@ export class Provider {
         ...(user.permissionsBoundaryArn ? { PermissionsBoundary: user.permissionsBoundaryArn } : {}),
         ...(tags.length > 0 ? { Tags: tags } : {}),
       }));
+      await userCreated();
       for (const group of user.groups) await iam.send(new AddUserToGroupCommand({ GroupName: group, UserName: user.userName }));
       for (const arn of user.policyArns) await iam.send(new AttachUserPolicyCommand({ UserName: user.userName, PolicyArn: arn }));
       if (user.policyDocument !== '') {
@@ -160,27 +172,60 @@ export class Provider {
   /**
    * Removes a user and everything the provider requires gone first: access keys, inline
    * policies, attached policies and group memberships. What is there is listed rather than
-   * taken from the role, which may have changed since. A user already gone counts as done.
+   * taken from the role, which may have changed since.
+   *
+   * Each step stands alone: a NoSuchEntity about the step's own target (a key, policy or
+   * membership that went meanwhile) counts as done and the next steps still run. Only when the
+   * user itself is gone (GetUser says so) is the whole removal done; a user already gone counts
+   * as removed. Any other error throws, so the caller (core, for a lease) retries.
    */
   deleteUser(config: RootConfig, userName: string): Promise<void> {
     return this.using(this.iam(config), `deleting IAM user ${userName}`, async (iam) => {
+      const userPresent = async (): Promise<boolean> => {
+        try {
+          await iam.send(new GetUserCommand({ UserName: userName }));
+          return true;
+        } catch (err) {
+          if (isNoSuchEntity(err)) return false;
+          throw err;
+        }
+      };
+      /**
+       * Runs one step. On NoSuchEntity: the user gone ends the removal; otherwise the step's
+       * target is what is missing, which counts as done when `targetGoneIsDone` (a delete of
+       * one item) and is an error for steps whose only target is the user.
+       */
+      const step = async <T>(run: () => Promise<T>, targetGoneIsDone: boolean): Promise<T | undefined> => {
+        try {
+          return await run();
+        } catch (err) {
+          if (!isNoSuchEntity(err)) throw err;
+          if (!(await userPresent())) throw USER_GONE;
+          if (targetGoneIsDone) return undefined;
+          throw err;
+        }
+      };
       try {
-        for (const key of await this.keysOf(iam, userName)) {
-          await iam.send(new DeleteAccessKeyCommand({ UserName: userName, AccessKeyId: key.accessKeyId }));
+        for (const key of (await step(() => this.keysOf(iam, userName), false)) ?? []) {
+          await step(() => iam.send(new DeleteAccessKeyCommand({ UserName: userName, AccessKeyId: key.accessKeyId })), true);
         }
-        for (const name of await pages((Marker) => iam.send(new ListUserPoliciesCommand({ UserName: userName, Marker })), (o) => o.PolicyNames)) {
-          await iam.send(new DeleteUserPolicyCommand({ UserName: userName, PolicyName: name }));
+        const inline = await step(() => pages((Marker) => iam.send(new ListUserPoliciesCommand({ UserName: userName, Marker })), (o) => o.PolicyNames), false);
+        for (const name of inline ?? []) {
+          await step(() => iam.send(new DeleteUserPolicyCommand({ UserName: userName, PolicyName: name })), true);
         }
-        const attached = await pages((Marker) => iam.send(new ListAttachedUserPoliciesCommand({ UserName: userName, Marker })), (o) => o.AttachedPolicies);
-        for (const policy of attached) {
-          if (policy.PolicyArn) await iam.send(new DetachUserPolicyCommand({ UserName: userName, PolicyArn: policy.PolicyArn }));
+        const attached = await step(() => pages((Marker) => iam.send(new ListAttachedUserPoliciesCommand({ UserName: userName, Marker })), (o) => o.AttachedPolicies), false);
+        for (const policy of attached ?? []) {
+          const arn = policy.PolicyArn;
+          if (arn) await step(() => iam.send(new DetachUserPolicyCommand({ UserName: userName, PolicyArn: arn })), true);
         }
-        for (const group of await pages((Marker) => iam.send(new ListGroupsForUserCommand({ UserName: userName, Marker })), (o) => o.Groups)) {
-          if (group.GroupName) await iam.send(new RemoveUserFromGroupCommand({ UserName: userName, GroupName: group.GroupName }));
+        const groups = await step(() => pages((Marker) => iam.send(new ListGroupsForUserCommand({ UserName: userName, Marker })), (o) => o.Groups), false);
+        for (const group of groups ?? []) {
+          const name = group.GroupName;
+          if (name) await step(() => iam.send(new RemoveUserFromGroupCommand({ UserName: userName, GroupName: name })), true);
         }
-        await iam.send(new DeleteUserCommand({ UserName: userName }));
+        await step(() => iam.send(new DeleteUserCommand({ UserName: userName })), false);
       } catch (err) {
-        if (isNoSuchEntity(err)) return;
+        if (err === USER_GONE) return;
         throw err;
       }
     });

@@ -3,10 +3,12 @@
  * rotation_period. The schedule (`nextRotation`) is stored with the role, so the active node's
  * periodic task picks it up after a restart or a change of leader.
  *
- * A rotation: if the user already has the provider's maximum of two keys, the oldest is deleted
- * first; a new key is made and stored; then the previous managed key is deleted, so the old
- * credential stops working once the new one is in place. Each rotation runs under the role's
- * lock and re-reads the role, so a periodic pass and a write never rotate twice.
+ * A rotation keeps at most the provider's two keys by rotating the oldest: if the user already
+ * has two keys, the oldest is deleted first (after the first rotation, the previous-but-one
+ * managed key; before it, possibly a key the user had of its own); then a new key is made and
+ * stored. The previous managed key is left alive until the next rotation, so a client that just
+ * read static-creds keeps working for one more period. Each rotation runs under the role's lock
+ * and re-reads the role, so a periodic pass and a write never rotate twice.
  */
 import { getJson, putJson, type LogicalStorage } from '@strongroom/core';
 import type { Cloud1SecretsContext } from './context';
@@ -63,16 +65,8 @@ export async function rotateStaticRole(ctx: Cloud1SecretsContext, storage: Logic
     ...role, accessKeyId: created.accessKeyId, secretAccessKey: created.secretAccessKey, lastRotated: now,
     nextRotation: now + role.rotationPeriod * 1000,
   };
-  // Stored before the previous key goes, so a failed delete never leaves the role without a working key.
+  // The previous managed key stays until the next rotation deletes it as the oldest.
   await writeStaticRole(storage, name, next);
-  if (role.accessKeyId !== '' && role.accessKeyId !== created.accessKeyId) {
-    try {
-      await ctx.provider.deleteAccessKey(config, role.username, role.accessKeyId);
-    } catch (err) {
-      // The user keeps two keys until the next rotation, which deletes the oldest.
-      ctx.logger.warn('deleting the previous key of a static role failed', { role: name, err: (err as Error).message });
-    }
-  }
   return next;
 }
 
