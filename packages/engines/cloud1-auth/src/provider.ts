@@ -9,7 +9,7 @@ import {
   ListAccessKeysCommand,
 } from '@aws-sdk/client-iam';
 import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
-import { credentialChain, type CredentialProvider } from '@strongroom/cloud1-client';
+import { credentialChain, ProviderError, type CredentialProvider } from '@strongroom/cloud1-client';
 import { BadRequestError, getJson, type LogicalStorage } from '@strongroom/core';
 import type { Cloud1Context } from './context';
 import type { ClientConfig } from './path-config-client';
@@ -22,20 +22,7 @@ export interface Credentials {
 }
 
 
-/** A provider call that failed; the message says which call and why, never with a secret. */
-export class ProviderError extends BadRequestError {
-  constructor(action: string, cause: unknown) {
-    super(`${action} failed: ${describe(cause)}`, { cause });
-  }
-}
-
-function describe(err: unknown): string {
-  if (err && typeof err === 'object') {
-    const e = err as { name?: string; message?: string };
-    return e.name && e.message ? `${e.name}: ${e.message}` : String(e.message ?? e.name ?? err);
-  }
-  return String(err);
-}
+export { ProviderError };
 
 
 export class Provider {

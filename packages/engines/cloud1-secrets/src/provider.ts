@@ -13,7 +13,7 @@ import {
 import {
   AssumeRoleCommand, GetFederationTokenCommand, GetSessionTokenCommand, STSClient, type Credentials as StsCredentials,
 } from '@aws-sdk/client-sts';
-import { credentialChain, type CredentialProvider } from '@strongroom/cloud1-client';
+import { credentialChain, ProviderError, type CredentialProvider } from '@strongroom/cloud1-client';
 import { BadRequestError, StrongroomError } from '@strongroom/core';
 import type { Cloud1SecretsOptions } from './context';
 import type { RootConfig } from './path-config-root';
@@ -37,23 +37,7 @@ export interface AccessKeyInfo {
 }
 
 
-/** A provider call that failed; the message says which call and why. */
-export class ProviderError extends BadRequestError {
-  readonly providerCode: string;
-
-  constructor(action: string, cause: unknown) {
-    super(`${action} failed: ${describe(cause)}`, { cause });
-    this.providerCode = (cause as { name?: string } | null)?.name ?? '';
-  }
-}
-
-function describe(err: unknown): string {
-  if (err && typeof err === 'object') {
-    const e = err as { name?: string; message?: string };
-    return e.name && e.message ? `${e.name}: ${e.message}` : String(e.message ?? e.name ?? err);
-  }
-  return String(err);
-}
+export { ProviderError };
 
 export function isNoSuchEntity(err: unknown): boolean {
   const name = (err as { name?: string } | null)?.name;
