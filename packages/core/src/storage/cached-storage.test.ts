@@ -41,3 +41,61 @@ describe('CachedStorage', () => {
     expect(get).toHaveBeenCalledTimes(1);
   });
 });
+
+describe('CachedStorage with reads and writes in flight together', () => {
+  /** Storage whose reads answer only when released, so a test can interleave them with writes. */
+  function slowReads() {
+    const inner = new MemoryStorage();
+    const held: Array<() => void> = [];
+    const storage = Object.assign(Object.create(inner) as MemoryStorage, {
+      get: async (key: string) => {
+        const value = await inner.get(key);
+        await new Promise<void>((r) => held.push(r));
+        return value;
+      },
+    });
+    return { inner, storage, release: () => held.splice(0).forEach((r) => r()) };
+  }
+
+  it('does not cache a value read before a write that finished first', async () => {
+    const { inner, storage, release } = slowReads();
+    await inner.put('k', Buffer.from('old'));
+    const cache = new CachedStorage(storage);
+    const read = cache.get('k');
+    await new Promise((r) => setImmediate(r));
+    await cache.put('k', Buffer.from('new'));
+    release();
+    expect((await read)?.toString()).toBe('old');
+    const after = cache.get('k');
+    await new Promise((r) => setImmediate(r));
+    release();
+    expect((await after)?.toString()).toBe('new');
+  });
+
+  it('does not cache a value read before a delete or an invalidation', async () => {
+    const { inner, storage, release } = slowReads();
+    await inner.put('k', Buffer.from('old'));
+    const cache = new CachedStorage(storage);
+    const read = cache.get('k');
+    await new Promise((r) => setImmediate(r));
+    await cache.delete('k');
+    release();
+    await read;
+    const after = cache.get('k');
+    await new Promise((r) => setImmediate(r));
+    release();
+    expect(await after).toBeNull();
+
+    await inner.put('j', Buffer.from('one'));
+    const stale = cache.get('j');
+    await new Promise((r) => setImmediate(r));
+    await inner.put('j', Buffer.from('two'));
+    cache.invalidate(['j']);
+    release();
+    await stale;
+    const fresh = cache.get('j');
+    await new Promise((r) => setImmediate(r));
+    release();
+    expect((await fresh)?.toString()).toBe('two');
+  });
+});
