@@ -70,6 +70,8 @@ export class ClusterNode implements ClusterControl {
   private apiCa: string | undefined;
   private readonly challenges = new Map<string, { answer: Buffer; expires: number }>();
   private reconciling: Promise<void> = Promise.resolve();
+  /** The Raft term in which the core was last activated. */
+  private activeTerm = -1;
   private retryTimer: TimerHandle | null = null;
   private autopilotTimer: TimerHandle | null = null;
   /** When each member was last seen healthy without a break (for autopilot). */
@@ -137,6 +139,8 @@ export class ClusterNode implements ClusterControl {
       gate: () => {
         const node = this.node;
         if (!node || !node.isLeader) return Promise.reject(new StandbyError('this node no longer leads the cluster; retry'));
+        // Leading again in a new term, but not yet reloaded after the gap: nothing in memory can be trusted.
+        if (node.status().term !== this.activeTerm) return Promise.reject(new StandbyError('the leadership changed while the request arrived; retry'));
         return node.leaseBarrier();
       },
     };
@@ -202,8 +206,14 @@ export class ClusterNode implements ClusterControl {
       const core = this.core;
       if (!core) return;
       for (const change of changes) {
-        if ('restored' in change) core.storageChanged();
-        else core.storageChanged(change.ops.map((op) => op.key));
+        if ('restored' in change) {
+          core.storageChanged();
+          this.afterRestore();
+        } else {
+          // Also on the active node: an entry it applies may be another leader's, written while
+          // this node briefly lost and regained the lead.
+          core.storageChanged(change.ops.map((op) => op.key));
+        }
       }
     });
     node.onLeaderChange(() => this.reconcile());
@@ -380,12 +390,15 @@ export class ClusterNode implements ClusterControl {
     const node = this.node;
     if (!core || this.closed) return;
     const leading = node !== null && node.isLeader;
+    // Active under an earlier term means the lead was lost and regained in between: another
+    // leader may have changed anything this core holds in memory, so it starts over.
+    if (core.active && (!leading || node.status().term !== this.activeTerm)) await core.deactivate();
     if (leading && !core.sealed && !core.active) {
+      const { term } = node.status();
       await node.readBarrier();
-      if (node.isLeader) await core.activate();
-      // Lost it meanwhile: the leader-change event queued another reconcile.
-    } else if (!leading && core.active) {
-      await core.deactivate();
+      if (!node.isLeader || node.status().term !== term) return; // lost it meanwhile: another reconcile is queued
+      this.activeTerm = term;
+      await core.activate();
     }
   }
 
@@ -533,6 +546,20 @@ export class ClusterNode implements ClusterControl {
     } finally {
       await rm(temp, { force: true });
     }
+  }
+
+  /**
+   * Every node checks, once a restore is applied, that its root key still opens the keyring;
+   * a snapshot taken with other keys seals the whole cluster, to be unsealed with those.
+   */
+  private afterRestore(): void {
+    const core = this.core;
+    if (!core || core.sealed) return;
+    void core.seal.reloadKeyring().catch(async (err: unknown) => {
+      if (!(err instanceof SealedError) || core.sealed) return;
+      this.options.logger.warn('sealing: the restored snapshot was taken with other unseal keys; unseal with those');
+      await core.sealNow();
+    });
   }
 
   // ---- helpers --------------------------------------------------------------------------
