@@ -75,4 +75,15 @@ describe('RaftLog', () => {
     expect(log.commitTo(99)).toBe(true);
     expect(log.committed).toBe(4);
   });
+
+  test('nextCommitted stops at stabled: an entry committed before we persisted it waits for our write', () => {
+    const log = new RaftLog(0, 0, terms(1, [1, 1]), 0, 0);
+    log.append(ent(3, 1));
+    log.commitTo(3);
+    expect(log.nextCommitted().map((e) => e.index)).toEqual([1, 2]);
+    log.applied = 2;
+    expect(log.hasNextCommitted()).toBe(false);
+    log.stableTo(3, 1);
+    expect(log.nextCommitted().map((e) => e.index)).toEqual([3]);
+  });
 });

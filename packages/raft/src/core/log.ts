@@ -150,12 +150,17 @@ export class RaftLog {
     if (this.matchTerm(index, term)) this.stabled = Math.max(this.stabled, index);
   }
 
+  /**
+   * Committed entries to apply next: only those persisted by an earlier Ready, so that the caller
+   * may apply them while it writes the next one, and the state machine never runs ahead of the
+   * durable log (a restart would hand out again what it had applied).
+   */
   hasNextCommitted(): boolean {
-    return this.committed > this.applied;
+    return Math.min(this.committed, this.stabled) > this.applied;
   }
 
   nextCommitted(): Entry[] {
-    return this.between(this.applied + 1, this.committed);
+    return this.between(this.applied + 1, Math.min(this.committed, this.stabled));
   }
 
   /** Replaces the whole log with a snapshot position (a leader's snapshot that our log does not match). */

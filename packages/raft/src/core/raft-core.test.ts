@@ -58,7 +58,7 @@ class Net {
         core.advance(rd);
         const id = core.status().id;
         this.readStates.set(id, [...(this.readStates.get(id) ?? []), ...rd.readStates]);
-        for (const m of rd.messages) {
+        for (const m of sent(rd)) {
           if (this.drop(m)) continue;
           this.delivered.push(m);
           this.cores.get(m.to)?.step(m);
@@ -90,6 +90,11 @@ function drain(core: RaftCore): Ready {
   return rd;
 }
 
+/** Every message of a Ready, early or not. */
+function sent(rd: Ready): Message[] {
+  return [...rd.earlyMessages, ...rd.messages];
+}
+
 function restored(id: NodeId, init: RaftInit, over: Partial<RaftConfig> = {}): RaftCore {
   const core = new RaftCore(config(id, over), init);
   if (core.hasReady()) drain(core);
@@ -118,12 +123,14 @@ describe('elections', () => {
     expect(net.core('b').status()).toMatchObject({ role: 'follower', leader: 'a', commit: 1 });
   });
 
-  test('a sole voter leads on its first tick', () => {
+  test('a sole voter leads on its first tick, and commits its entry once it has persisted it', () => {
     const core = new RaftCore(config('solo', { preVote: true, checkQuorum: true }), { bootstrap: { voters: ['solo'], learners: [] } });
     core.tick();
     expect(core.status().role).toBe('leader');
     const rd = drain(core);
-    expect(rd.committed.map((e) => e.type)).toEqual(['empty']);
+    expect(rd.entries.map((e) => e.type)).toEqual(['empty']);
+    expect(rd.committed).toEqual([]);
+    expect(drain(core).committed.map((e) => e.type)).toEqual(['empty']);
   });
 
   test('a node grants one vote per term, and only to a log at least as up to date as its own', () => {
@@ -217,7 +224,7 @@ describe('log replication', () => {
     const rd = a.ready();
     expect(rd.entries.map((e) => e.index)).toEqual([index, index + 1]);
     a.advance(rd);
-    for (const m of rd.messages) net.core(m.to).step(m);
+    for (const m of sent(rd)) net.core(m.to).step(m);
     const b = net.core('b');
     const rdB = b.ready();
     b.advance(rdB);
@@ -228,6 +235,53 @@ describe('log replication', () => {
     expect(net.core('c').status()).toMatchObject({ lastIndex: index + 1, commit: index + 1 });
     expect(() => b.propose(utf8.encode('z'))).toThrow(NotLeaderError);
     expect(() => b.propose(utf8.encode('z'))).toThrow(expect.objectContaining({ leader: 'a' }));
+  });
+
+  test('a leader sends its appends before its own write, and counts itself toward commit only after it', () => {
+    const net = Net.bootstrap(['a', 'b', 'c']);
+    const a = net.elect('a');
+    const { index } = a.propose(utf8.encode('x'));
+    const rd = a.ready();
+    expect(rd.entries.map((e) => e.index)).toEqual([index]);
+    expect(rd.earlyMessages.filter((m) => m.type === 'append').map((m) => m.to)).toEqual(['b', 'c']);
+    expect(rd.messages).toEqual([]);
+    // b persists and answers while a's own write is still under way: a alone plus b would be a
+    // quorum, but a does not hold the entry durably yet.
+    const b = net.core('b');
+    b.step(rd.earlyMessages.find((m) => m.to === 'b')!);
+    for (const m of drain(b).messages) a.step(m);
+    expect(a.status().commit).toBe(index - 1);
+    a.advance(rd);
+    expect(a.status().commit).toBe(index);
+    const next = drain(a);
+    expect(next.hardState).toMatchObject({ commit: index });
+    expect(next.committed.map((e) => e.index)).toEqual([index]);
+    // The new commit index goes out at once, not with the next proposal.
+    expect(next.earlyMessages.filter((m) => m.type === 'append').map((m) => [m.to, m.commit])).toEqual([
+      ['b', index],
+      ['c', index],
+    ]);
+  });
+
+  test('a sole voter replicating to a learner never sends a commit index covering its unpersisted entries', () => {
+    const net = Net.bootstrap(['solo'], {}, ['l']);
+    const solo = net.core('solo');
+    solo.tick();
+    const elected = solo.ready();
+    // Its term and vote are in this very write: nothing it sends may precede it.
+    expect(elected.hardState).toMatchObject({ term: 1, vote: 'solo' });
+    expect(elected.earlyMessages).toEqual([]);
+    expect(elected.messages.map((m) => [m.type, m.to])).toEqual([['append', 'l']]);
+    solo.advance(elected);
+    for (const m of elected.messages) net.core(m.to).step(m);
+    net.stabilize();
+    expect(solo.status().commit).toBe(1);
+    const { index } = solo.propose(utf8.encode('x'));
+    const rd = solo.ready();
+    expect(rd.earlyMessages).toEqual([expect.objectContaining({ type: 'append', to: 'l', commit: index - 1 })]);
+    expect(rd.committed).toEqual([]);
+    solo.advance(rd);
+    expect(solo.status().commit).toBe(index);
   });
 
   test('appends respect maxEntriesPerMsg and maxBytesPerMsg', () => {
@@ -248,10 +302,10 @@ describe('log replication', () => {
     const a = net.elect('a');
     for (let i = 0; i < 6; i++) a.propose(utf8.encode(`p${i}`));
     const rd = drain(a);
-    const toB = rd.messages.filter((m) => m.to === 'b' && m.type === 'append');
+    const toB = sent(rd).filter((m) => m.to === 'b' && m.type === 'append');
     expect(toB.map((m) => m.entries!.map((e) => e.index))).toEqual([[2], [3]]);
     expect(a.status().progress.b).toMatchObject({ state: 'replicate', next: 4 });
-    for (const m of rd.messages) net.core(m.to).step(m);
+    for (const m of sent(rd)) net.core(m.to).step(m);
     net.stabilize();
     expect(net.core('b').status().lastIndex).toBe(7);
   });
@@ -264,9 +318,9 @@ describe('log replication', () => {
     a.propose(utf8.encode('p1'));
     a.propose(utf8.encode('p2'));
     // c never answered the probe sent at election: the proposals are not sent to it.
-    const sent = drain(a).messages;
-    expect(sent.filter((m) => m.to === 'c')).toEqual([]);
-    expect(sent.filter((m) => m.to === 'b' && m.type === 'append')).toHaveLength(1);
+    const out = sent(drain(a));
+    expect(out.filter((m) => m.to === 'c')).toEqual([]);
+    expect(out.filter((m) => m.to === 'b' && m.type === 'append')).toHaveLength(1);
   });
 
   test('heartbeats carry min(commit, the follower\'s match)', () => {
@@ -276,7 +330,7 @@ describe('log replication', () => {
     a.propose(utf8.encode('p'));
     net.stabilize();
     a.tick();
-    const hbs = drain(a).messages.filter((m) => m.type === 'heartbeat');
+    const hbs = sent(drain(a)).filter((m) => m.type === 'heartbeat');
     expect(hbs.find((m) => m.to === 'b')!.commit).toBe(2);
     expect(hbs.find((m) => m.to === 'c')!.commit).toBe(1);
   });
@@ -344,7 +398,7 @@ describe('reads', () => {
     let answered: Ready['readStates'] = [];
     const rd = a.ready();
     a.advance(rd);
-    for (const m of rd.messages) net.core(m.to).step(m);
+    for (const m of sent(rd)) net.core(m.to).step(m);
     for (const id of ['b', 'c']) {
       const f = net.core(id).ready();
       net.core(id).advance(f);
@@ -364,6 +418,7 @@ describe('reads', () => {
     const a = net.elect('a');
     net.tick(1); // heartbeats answered: the lease holds, yet nothing of term 1 is committed
     expect(a.leaseValid()).toBe(true);
+    expect(a.leaseReadIndex()).toBeNull();
     a.readIndex('early', 'lease');
     a.readIndex('early-safe');
     net.tick(1);
@@ -376,6 +431,7 @@ describe('reads', () => {
       { index: 1, context: 'early' },
       { index: 1, context: 'early-safe' },
     ]);
+    expect(a.leaseReadIndex()).toBe(1);
   });
 
   test('followers refuse reads with a leader hint', () => {
@@ -393,7 +449,7 @@ describe('reads', () => {
     a.readIndex('fast', 'lease');
     const rd = drain(a);
     expect(rd.readStates).toEqual([{ index: 1, context: 'fast' }]);
-    expect(rd.messages).toEqual([]);
+    expect(sent(rd)).toEqual([]);
     // Heartbeat answers stop (appends keep the leader in contact, so it stays leader): the lease runs out.
     net.drop = (m) => m.type === 'heartbeatResp';
     for (let i = 0; i < 10; i++) {
@@ -405,14 +461,14 @@ describe('reads', () => {
     a.readIndex('slow', 'lease');
     const slow = drain(a);
     expect(slow.readStates).toEqual([]);
-    expect(slow.messages.filter((m) => m.type === 'heartbeat' && m.context === 'slow')).toHaveLength(2);
+    expect(sent(slow).filter((m) => m.type === 'heartbeat' && m.context === 'slow')).toHaveLength(2);
   });
 
   test('the lease runs from when the answered heartbeat was sent, not from when the answer arrived', () => {
     const net = Net.bootstrap(['a', 'b', 'c'], { checkQuorum: true });
     const a = net.elect('a');
     a.tick();
-    const heartbeats = drain(a).messages.filter((m) => m.type === 'heartbeat');
+    const heartbeats = sent(drain(a)).filter((m) => m.type === 'heartbeat');
     for (let i = 0; i < 5; i++) a.tick(); // the heartbeats are slow to arrive
     drain(a);
     for (const hb of heartbeats) {

@@ -273,15 +273,22 @@ export class RaftCore {
   ready(): Ready {
     if (this.outstanding !== null) throw new Error('ready() called again before advance()');
     this.flushProposals();
+    const hard = this.hardState();
+    // Early messages may not depend on this Ready's write: with a new term or vote (a sole voter
+    // elects itself in one step) or a snapshot to install, every message waits for it.
+    const durableTerm = hard.term === this.prevHard.term && hard.vote === this.prevHard.vote && this.pendingSnapshot === null;
+    const early: Message[] = [];
+    const late: Message[] = [];
+    for (const m of this.msgs) (durableTerm && LEADER_MESSAGES.has(m.type) ? early : late).push(m);
     const rd: Ready = {
       entries: this.log.unstable(),
-      messages: this.msgs,
+      earlyMessages: early,
+      messages: late,
       committed: this.log.nextCommitted(),
       readStates: this.readStates,
     };
     const soft = this.softState();
     if (!sameSoft(soft, this.prevSoft)) rd.softState = soft;
-    const hard = this.hardState();
     if (!sameHard(hard, this.prevHard)) rd.hardState = hard;
     if (this.pendingSnapshot !== null) rd.snapshot = cloneMeta(this.pendingSnapshot);
     this.prevSoft = soft;
@@ -293,7 +300,10 @@ export class RaftCore {
     return rd;
   }
 
-  /** The caller persisted, sent and applied what `rd` held. Conf entries in `rd.committed` take effect here. */
+  /**
+   * The caller persisted, sent and applied what `rd` held. Conf entries in `rd.committed` take
+   * effect here, and a leader's own newly persisted entries start counting toward commit.
+   */
   advance(rd: Ready): void {
     if (rd !== this.outstanding) throw new Error('advance() must be given the Ready from the last ready()');
     this.outstanding = null;
@@ -304,6 +314,7 @@ export class RaftCore {
       this.log.applied = Math.max(this.log.applied, lastCommitted.index);
       for (const e of rd.committed) if (e.type === 'conf') this.applyConfEntry(e);
     }
+    if (lastEntry !== undefined && this.role === 'leader' && this.maybeCommit()) this.broadcastAppend();
   }
 
   /**
@@ -371,6 +382,15 @@ export class RaftCore {
     // Two ticks short of the followers' vote-refusal window: their ticks run out of phase with
     // ours by up to one, and a tick of rate drift between machines is allowed for.
     return hasQuorum(this.conf.voters, (v) => v === this.id || this.ticks - (this.progress.get(v)?.leaseAckTick ?? -Infinity) < this.cfg.electionTicks - LEASE_MARGIN_TICKS);
+  }
+
+  /**
+   * The index a read may be served at with no round trip: the commit index, while the lease
+   * holds (leaseValid) and this leader has committed an entry of its term (before that, its
+   * commit index may lag the cluster's); null otherwise. Cheap enough to ask on every request.
+   */
+  leaseReadIndex(): number | null {
+    return this.leaseValid() && this.committedInTerm() ? this.log.committed : null;
   }
 
   /** The term of the entry at `index`, undefined when compacted or beyond the log. For diagnostics and tests. */
@@ -731,15 +751,14 @@ export class RaftCore {
   }
 
   /**
-   * Sends what was proposed since the last call in as few appends as flow control allows. Our own
-   * new entries count as matched at once: the Ready that carries them is persisted before any
-   * message in it (or after it) is sent, so no follower can acknowledge them before we hold them.
+   * Sends what was proposed since the last call in as few appends as flow control allows. The
+   * appends go out before the Ready carrying the entries is persisted (see Ready): our own copy
+   * counts toward commit only from advance() on.
    */
   private flushProposals(): void {
     if (!this.proposalsPending) return;
     this.proposalsPending = false;
     if (this.role !== 'leader') return;
-    this.maybeCommit();
     for (const id of this.progress.keys()) this.sendAppends(id, false);
   }
 
@@ -830,9 +849,13 @@ export class RaftCore {
     this.send({ type: 'timeoutNow', to, term: this.term });
   }
 
-  /** Advances the commit index to what a majority of voters holds, if that entry is of our term (§5.4.2). */
+  /**
+   * Advances the commit index to what a majority of voters holds durably, if that entry is of our
+   * term (§5.4.2). We count only what we persisted ourselves (`stabled`): our appends leave before
+   * our own write does, and followers count only once they have answered, after theirs.
+   */
   private maybeCommit(): boolean {
-    const index = majorityIndex(this.conf.voters, (v) => (v === this.id ? this.log.lastIndex() : (this.progress.get(v)?.match ?? 0)));
+    const index = majorityIndex(this.conf.voters, (v) => (v === this.id ? this.log.stabled : (this.progress.get(v)?.match ?? 0)));
     if (index <= this.log.committed || this.log.term(index) !== this.term) return false;
     this.log.commitTo(index);
     if (this.waitingReads.length > 0) {
@@ -965,6 +988,9 @@ function wellFormedSnapshot(s: SnapshotMeta | undefined): s is SnapshotMeta {
     Array.isArray(s.conf.learners)
   );
 }
+
+/** What only a leader sends: these may leave before the Ready's write (see Ready). */
+const LEADER_MESSAGES = new Set<string>(['append', 'heartbeat', 'snapshot', 'timeoutNow']);
 
 const MESSAGE_TYPES = new Set<string>([
   'preVote',

@@ -114,22 +114,31 @@ export interface ReadState {
 }
 
 /**
- * Work the caller must do, in this order, then call `advance(ready)`:
+ * Work the caller must do, then call `advance(ready)`:
  *  1. if `snapshot` is set, install it (the runtime already holds its data) before anything else,
  *     and drop every stored entry (any entries the core keeps come back in `entries`). A snapshot
  *     at index 0 carries only a membership (a bootstrap, or a node joining a cluster that never
  *     compacted): the state machine is empty, and the meta must still be persisted;
- *  2. persist `entries` (replacing any stored entries at or after entries[0].index) and `hardState`,
+ *  2. send `earlyMessages`: a leader's appends, heartbeats, snapshots and timeoutNow, which may go
+ *     out before or in parallel with the write of step 3 (Raft thesis §10.2.1). They promise
+ *     nothing that write makes durable: their term was persisted by an earlier Ready (a Ready that
+ *     changes the term or vote, or installs a snapshot, has none), and the commit index they carry
+ *     counts the leader toward a quorum only for entries an earlier Ready persisted. A leader that
+ *     crashes before its write completes has lost only its own copy of the entries they carry:
+ *     they commit, or not, on the followers' persisted copies alone;
+ *  3. persist `entries` (replacing any stored entries at or after entries[0].index) and `hardState`,
  *     durably, in one write;
- *  3. send `messages`;
- *  4. apply `committed` to the state machine, in order;
- *  5. report `readStates` to the readers waiting on them once applied >= their index.
+ *  4. send `messages`, only after step 3: answers and votes promise what step 3 persists;
+ *  5. apply `committed` to the state machine, in order. These entries were persisted by earlier
+ *     Readies, so applying them may run in parallel with steps 2-4 (but after step 1);
+ *  6. report `readStates` to the readers waiting on them once applied >= their index.
  */
 export interface Ready {
   softState?: SoftState;
   hardState?: HardState;
   snapshot?: SnapshotMeta;
   entries: Entry[];
+  earlyMessages: Message[];
   messages: Message[];
   committed: Entry[];
   readStates: ReadState[];

@@ -130,7 +130,7 @@ export class RaftNode {
 
   /** Proposals by log index, in proposal order (so deadlines are ascending). */
   private readonly pending = new Map<number, Pending>();
-  /** Outcomes of proposals applied in the Ready being handled, delivered once it is advanced. */
+  /** Outcomes of conf changes applied in the Ready being handled, delivered once it is advanced. */
   private settled: Array<() => void> = [];
   /** Readers waiting for the next read round, then rounds waiting for their ReadState, then for apply. */
   private readWaiters: Waiter[] = [];
@@ -140,6 +140,12 @@ export class RaftNode {
   private transfers: Array<{ to: NodeId; deadline: number; resolve(): void; reject(err: unknown): void }> = [];
 
   private readonly peerAddresses = new Map<NodeId, string>();
+  /**
+   * Peers whose address left the map: their links close on the next tick. The apply that drops
+   * an address runs beside the write of the Ready that sent them its commit, so closing at once
+   * could discard a removed node's only news of its removal before the transport sends it.
+   */
+  private readonly leaving = new Set<NodeId>();
   private readonly lastContact = new Map<NodeId, number>();
   private readonly leaderListeners = new Set<Listener<[NodeId | null, boolean]>>();
   private readonly removedListeners = new Set<Listener<[]>>();
@@ -324,19 +330,14 @@ export class RaftNode {
   }
 
   /**
-   * True while this node leads under a valid lease and has applied everything it committed:
-   * its local state is then the cluster's latest and a read needs no round trip.
-   */
-  /**
    * Like `readBarrier`, without a trip through the drive loop while the leader's lease holds:
    * it then only waits for this node to apply what it has committed. Under a steady stream of
    * writes that is one apply batch, where a read-index round would queue behind a log write.
+   * Null when this node has applied that much already: the read may proceed at once.
    */
   leaseBarrier(): Promise<void> | null {
-    if (this.soft.role !== 'leader' || !this.core.leaseValid()) return this.readBarrier();
-    const { commit, term } = this.core.status();
-    // A new leader's commit index may lag the cluster's until an entry of its own term commits.
-    if (this.core.logTerm(commit) !== term) return this.readBarrier();
+    const commit = this.soft.role === 'leader' ? this.core.leaseReadIndex() : null;
+    if (commit === null) return this.readBarrier();
     if (this.sm.applied >= commit) return null;
     if (this.closed || this.removed || this.failure) return Promise.reject(this.stoppedError());
     return new Promise<void>((resolve, reject) => {
@@ -489,40 +490,53 @@ export class RaftNode {
     }
   }
 
-  /** The Ready contract (types.ts): install snapshot, persist, send, apply, answer reads. */
+  /**
+   * The Ready contract (types.ts): a leader's appends leave first, so followers write while we
+   * do; entries committed earlier are applied while this Ready is written (after a snapshot
+   * install, which replaces the state machine); every other message waits for the write.
+   */
   private async handleReady(rd: Ready): Promise<void> {
     if (rd.softState) this.changeSoftState(rd.softState);
     if (rd.entries.length > 0) this.dropOverwritten(rd.entries);
-    if (rd.snapshot || rd.hardState || rd.entries.length > 0) {
-      // The log first, then the state machine: if we crash in between, the log records a
-      // snapshot the state machine is behind, and open() rebuilds it from the file.
-      // A snapshot at or below applied carries no data to install: the bootstrap membership
-      // (index 0) is the only one the core hands out that way.
-      const install = rd.snapshot && rd.snapshot.index > this.sm.applied ? rd.snapshot : undefined;
-      const file = install && this.snapshots.find(install.index, install.term);
-      if (install && !file) throw new Error(`core installed snapshot ${install.index}/${install.term} but its file is missing`);
-      const hs = rd.hardState;
-      if (hs && !rd.snapshot && rd.entries.length === 0 && hs.term === this.durable.term && hs.vote === this.durable.vote) {
-        // Only the commit index moved: no fsync on the path of every write's acknowledgement.
-        await this.logStore.saveCommit(hs);
-        this.counters.commitWrites++;
-      } else {
-        await this.logStore.save(hs, rd.entries, rd.snapshot);
-        if (hs) this.durable = hs;
-        this.counters.persists++;
-        this.counters.persistedEntries += rd.entries.length;
-      }
-      if (rd.snapshot) this.snapshotMeta = rd.snapshot;
-      if (install && file) await this.installSnapshot(install, file.path);
-    }
-    const messages: Message[] = [];
-    for (const m of rd.messages) {
-      if (m.type === 'snapshot') this.sendSnapshot(m);
-      else messages.push(m);
-    }
-    this.transport.send(messages);
-    if (rd.committed.length > 0) await this.applyCommitted(rd.committed);
+    this.sendMessages(rd.earlyMessages);
+    const written = this.persist(rd).then(() => this.sendMessages(rd.messages));
+    if (rd.snapshot) await written;
+    await Promise.all([written, rd.committed.length > 0 ? this.applyCommitted(rd.committed) : undefined]);
     if (rd.readStates.length > 0) this.answerReads(rd.readStates);
+  }
+
+  private async persist(rd: Ready): Promise<void> {
+    if (!rd.snapshot && !rd.hardState && rd.entries.length === 0) return;
+    // The log first, then the state machine: if we crash in between, the log records a
+    // snapshot the state machine is behind, and open() rebuilds it from the file.
+    // A snapshot at or below applied carries no data to install: the bootstrap membership
+    // (index 0) is the only one the core hands out that way.
+    const install = rd.snapshot && rd.snapshot.index > this.sm.applied ? rd.snapshot : undefined;
+    const file = install && this.snapshots.find(install.index, install.term);
+    if (install && !file) throw new Error(`core installed snapshot ${install.index}/${install.term} but its file is missing`);
+    const hs = rd.hardState;
+    if (hs && !rd.snapshot && rd.entries.length === 0 && hs.term === this.durable.term && hs.vote === this.durable.vote) {
+      // Only the commit index moved: no fsync on the path of every write's acknowledgement.
+      await this.logStore.saveCommit(hs);
+      this.counters.commitWrites++;
+    } else {
+      await this.logStore.save(hs, rd.entries, rd.snapshot);
+      if (hs) this.durable = hs;
+      this.counters.persists++;
+      this.counters.persistedEntries += rd.entries.length;
+    }
+    if (rd.snapshot) this.snapshotMeta = rd.snapshot;
+    if (install && file) await this.installSnapshot(install, file.path);
+  }
+
+  private sendMessages(messages: Message[]): void {
+    if (messages.length === 0) return;
+    const plain: Message[] = [];
+    for (const m of messages) {
+      if (m.type === 'snapshot') this.sendSnapshot(m);
+      else plain.push(m);
+    }
+    this.transport.send(plain);
   }
 
   private async installSnapshot(meta: SnapshotMeta, path: string): Promise<void> {
@@ -551,8 +565,11 @@ export class RaftNode {
       if (!p) continue;
       this.pending.delete(e.index);
       const ok = outcome.results[i] ?? true;
-      if (p.term === e.term) this.settled.push(() => p.resolve(ok));
-      else this.settled.push(() => p.reject(new ProposalDroppedError(`entry ${e.index} was applied from term ${e.term}, not ${p.term}`)));
+      const settle = p.term === e.term ? () => p.resolve(ok) : () => p.reject(new ProposalDroppedError(`entry ${e.index} was applied from term ${e.term}, not ${p.term}`));
+      // A conf change settles after advance(), so that its caller sees the core apply it too;
+      // any other write is answered now, not after the log write running beside this apply.
+      if (e.type === 'conf') this.settled.push(settle);
+      else settle();
     }
     if (outcome.addressesChanged) this.syncPeers();
     if (outcome.restored) this.snapshotSoon = true;
@@ -783,9 +800,12 @@ export class RaftNode {
     for (const [id, address] of wanted) {
       if (this.peerAddresses.get(id) !== address) this.transport.setPeer(id, address);
     }
-    for (const id of this.peerAddresses.keys()) if (!wanted.has(id)) this.transport.removePeer(id);
+    for (const id of this.peerAddresses.keys()) if (!wanted.has(id)) this.leaving.add(id);
     this.peerAddresses.clear();
-    for (const [id, address] of wanted) this.peerAddresses.set(id, address);
+    for (const [id, address] of wanted) {
+      this.peerAddresses.set(id, address);
+      this.leaving.delete(id);
+    }
   }
 
   // ---- time ---------------------------------------------------------------------------------
@@ -793,6 +813,8 @@ export class RaftNode {
   private armTick(): void {
     this.tickTimer = this.clock.setTimer(this.tickMs, () => {
       if (this.closed || this.removed || this.failure) return;
+      for (const id of this.leaving) this.transport.removePeer(id);
+      this.leaving.clear();
       this.core.tick();
       this.expire();
       this.schedule();

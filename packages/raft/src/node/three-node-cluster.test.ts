@@ -7,6 +7,9 @@ import { TestCluster, waitFor } from './test-support/cluster';
 const put = (key: string, value: string) => encodeTxn([{ type: 'put', key, value: Buffer.from(value) }]);
 const ids = ['n1', 'n2', 'n3'];
 
+// Waits are bounded by waitFor (20 s each); a loaded CI machine needs more than Jest's default per test.
+jest.setTimeout(60_000);
+
 describe('a three-node cluster on the memory transport', () => {
   let cluster: TestCluster;
   afterEach(() => cluster.close());
@@ -74,6 +77,9 @@ describe('a three-node cluster on the memory transport', () => {
     await leader.transferLeadership('n4');
     const now = await cluster.leader();
     expect(now.id).toBe('n4');
+    // Followers know the new leader from its first append, which leaves before its own write: it
+    // takes conf changes only once an entry of its term has committed.
+    await now.propose(put('led', 'by n4'));
 
     const removedId = ids.find((id) => id !== leader.id)!;
     const removed = cluster.node(removedId);

@@ -51,6 +51,7 @@ if (replay !== undefined) {
     expect(sum((r) => r.compactions)).toBeGreaterThan(50);
     expect(sum((r) => r.snapshotsInstalled)).toBeGreaterThan(10);
     expect(sum((r) => r.terms)).toBeGreaterThan(40);
+    expect(sum((r) => r.acksDuringWrites)).toBeGreaterThan(200);
     expect(reports.some((r) => !r.preVote) && reports.some((r) => !r.checkQuorum)).toBe(true);
   });
 }

@@ -9,7 +9,7 @@ export async function tempDir(prefix = 'strongroom-raft-'): Promise<string> {
 }
 
 /** Polls `condition` (real time) until it holds; fails with `what` after `timeoutMs`. */
-export async function waitFor(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+export async function waitFor(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await condition()) return;

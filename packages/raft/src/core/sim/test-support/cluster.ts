@@ -37,10 +37,23 @@ export interface SimNode {
   /** A stalled node still ticks and receives, but its Readies are never processed (a hung disk). */
   stalled: boolean;
   snapshotsInstalled: number;
+  /** The Ready whose write is under way, if any. */
+  writing: Write | null;
 }
 
-/** Where a crash may interrupt the processing of a Ready. */
-export type CrashPoint = 'afterPersist' | 'afterSend' | 'afterApply';
+/** A Ready taken from a core: its early messages are out, its write is not done yet. */
+interface Write {
+  rd: Ready;
+  /** Its committed entries were applied beside the write, before it finished (the runtime may). */
+  appliedEarly: boolean;
+  crashAt: CrashPoint | undefined;
+}
+
+/**
+ * Where a crash may interrupt the processing of a Ready. `beforePersist` is a leader that sent
+ * its appends (and may have applied) but never completed its write.
+ */
+export type CrashPoint = 'beforePersist' | 'afterPersist' | 'afterSend' | 'afterApply';
 
 export interface ClusterOptions {
   /** Every node that runs. Members of `voters`/`learners` bootstrap with that membership; the rest start blank. */
@@ -52,6 +65,13 @@ export interface ClusterOptions {
   network?: Partial<NetworkFaults>;
   /** Probability, per processed Ready, of a crash part-way through it. */
   crashDuringReady?: number;
+  /**
+   * Probability, per settle round, that a Ready's write is still under way. Meanwhile its early
+   * messages are delivered and answered and the core keeps stepping, as in the runtime; its
+   * committed entries are applied before or after the write, at random. 0 (the default) does
+   * each Ready in one go, in the order the contract lists.
+   */
+  slowWrites?: number;
 }
 
 export const DEFAULT_CONFIG: Omit<RaftConfig, 'id' | 'random'> = {
@@ -102,6 +122,7 @@ export class Cluster {
   /** Ticks so far. */
   now = 0;
   crashDuringReady: number;
+  slowWrites: number;
 
   // Evidence for the safety checks.
   /** Every entry any node applied, by index: state machine safety compares against it. */
@@ -119,17 +140,20 @@ export class Cluster {
   private readonly reads = new Map<string, { node: NodeId; mustSee: number }>();
   private nextRead = 0;
   readonly readsServed: { node: NodeId; context: string; index: number }[] = [];
+  /** Append answers that reached a node while its own write was under way (the race early appends open). */
+  acksDuringWrites = 0;
 
   constructor(opts: ClusterOptions) {
     this.rng = seededRandom(opts.seed ?? 1);
     this.network = new SimNetwork(this.rng, opts.network);
     this.config = { ...DEFAULT_CONFIG, ...opts.config };
     this.crashDuringReady = opts.crashDuringReady ?? 0;
+    this.slowWrites = opts.slowWrites ?? 0;
     const voters = opts.voters ?? opts.ids;
     const learners = opts.learners ?? [];
     for (const id of opts.ids) {
       const member = voters.includes(id) || learners.includes(id);
-      const node: SimNode = { id, core: null, disk: { entries: [] }, sm: EMPTY_SM, stalled: false, snapshotsInstalled: 0 };
+      const node: SimNode = { id, core: null, disk: { entries: [] }, sm: EMPTY_SM, stalled: false, snapshotsInstalled: 0, writing: null };
       node.core = new RaftCore(this.raftConfig(id), member ? { bootstrap: { voters: [...voters], learners: [...learners] } } : {});
       this.nodes.set(id, node);
     }
@@ -181,10 +205,13 @@ export class Cluster {
     for (let round = 0; round < 100; round++) {
       let busy = false;
       for (const node of this.nodes.values()) {
-        if (node.core !== null && !node.stalled && node.core.hasReady()) {
-          this.processReady(node);
-          busy = true;
+        if (node.core === null || node.stalled) continue;
+        if (node.writing === null) {
+          if (!node.core.hasReady()) continue;
+          this.beginReady(node);
         }
+        busy = true;
+        if (this.slowWrites === 0 || this.rng.next() >= this.slowWrites) this.finishReady(node);
       }
       for (const m of this.network.takeDue(this.now)) {
         this.deliver(m);
@@ -204,26 +231,47 @@ export class Cluster {
       from?.core?.reportSnapshot(m.to, !lost);
       return;
     }
-    if (!lost) to.core!.step(m);
+    if (lost) return;
+    if (m.type === 'appendResp' && to.writing !== null) this.acksDuringWrites++;
+    to.core!.step(m);
   }
 
-  /** Does what the Ready contract asks, in its order; a crash may cut it short (see CrashPoint). */
-  processReady(node: SimNode, crashAt?: CrashPoint): void {
-    const core = node.core!;
-    const rd = core.ready();
-    if (crashAt === undefined && this.crashDuringReady > 0 && this.rng.next() < this.crashDuringReady) {
-      crashAt = this.rng.pick<CrashPoint>(['afterPersist', 'afterSend', 'afterApply']);
+  /**
+   * Takes a Ready and does what the contract allows before its write completes: sends the early
+   * messages and, with slow writes, perhaps applies (its committed entries are durable already).
+   */
+  private beginReady(node: SimNode): void {
+    const rd = node.core!.ready();
+    let crashAt: CrashPoint | undefined;
+    if (this.crashDuringReady > 0 && this.rng.next() < this.crashDuringReady) {
+      crashAt = this.rng.pick<CrashPoint>(['beforePersist', 'afterPersist', 'afterSend', 'afterApply']);
     }
+    this.sendAll(rd.earlyMessages);
+    // Never before a snapshot install, which replaces the state machine first.
+    const appliedEarly = this.slowWrites > 0 && rd.snapshot === undefined && rd.committed.length > 0 && this.rng.next() < 0.5;
+    if (appliedEarly) for (const e of rd.committed) this.apply(node, e);
+    node.writing = { rd, appliedEarly, crashAt };
+  }
+
+  /** The write completes (or the node crashes first); the rest of the Ready follows, then advance. */
+  private finishReady(node: SimNode): void {
+    const { rd, appliedEarly, crashAt } = node.writing!;
+    node.writing = null;
+    if (crashAt === 'beforePersist') return this.crash(node.id);
     this.persist(node, rd);
     if (crashAt === 'afterPersist') return this.crash(node.id);
-    for (const m of rd.messages) {
-      this.network.send(m, this.now, (lost) => this.nodes.get(lost.from)?.core?.reportSnapshot(lost.to, false));
-    }
+    this.sendAll(rd.messages);
     if (crashAt === 'afterSend') return this.crash(node.id);
-    for (const e of rd.committed) this.apply(node, e);
+    if (!appliedEarly) for (const e of rd.committed) this.apply(node, e);
     if (crashAt === 'afterApply') return this.crash(node.id);
     for (const rs of rd.readStates) this.readAnswered(node, rs.context, rs.index);
-    core.advance(rd);
+    node.core!.advance(rd);
+  }
+
+  private sendAll(messages: Message[]): void {
+    for (const m of messages) {
+      this.network.send(m, this.now, (lost) => this.nodes.get(lost.from)?.core?.reportSnapshot(lost.to, false));
+    }
   }
 
   private persist(node: SimNode, rd: Ready): void {
@@ -276,8 +324,11 @@ export class Cluster {
   // ---------------------------------------------------------------------------------------------
   // Faults and client actions
 
+  /** Stops `id` at once: a write under way is lost (what it sent early stays sent). */
   crash(id: NodeId): void {
-    this.node(id).core = null;
+    const node = this.node(id);
+    node.core = null;
+    node.writing = null;
   }
 
   /** Restarts a crashed node from its disk and state machine. */
@@ -300,6 +351,7 @@ export class Cluster {
     node.disk = { entries: [] };
     node.sm = EMPTY_SM;
     node.snapshotsInstalled = 0;
+    node.writing = null;
     node.core = new RaftCore(this.raftConfig(id), {});
     node.stalled = false;
   }
@@ -378,10 +430,12 @@ export class Cluster {
    * The runtime snapshotted `id`'s state machine at its applied index: compact the core and the
    * disk there. When the core has meanwhile accepted a newer snapshot from the leader (not yet
    * installed), it refuses with CompactedError and the runtime discards its own: returns null.
+   * Null too while a write is under way: the runtime compacts only between Readies.
    */
   compact(id: NodeId): SnapshotMeta | null {
     const node = this.node(id);
     const core = this.core(id);
+    if (node.writing !== null) return null;
     const index = node.sm.applied;
     let meta: SnapshotMeta;
     try {

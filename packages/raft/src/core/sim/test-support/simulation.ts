@@ -16,6 +16,8 @@ export interface SimulationReport {
   transfers: number;
   compactions: number;
   snapshotsInstalled: number;
+  /** Append answers that reached a node while its own write was under way. */
+  acksDuringWrites: number;
   /** Ticks the calm tail needed to elect a leader and commit a proposal. */
   livenessTicks: number;
 }
@@ -26,10 +28,11 @@ export const LIVENESS_TIMEOUTS = 30;
 /**
  * One seeded run: a 3-5 voter cluster (plus one blank node that conf changes may add) under
  * message loss, duplication, delay and reordering, symmetric and one-way partitions, crashes
- * (also part-way through a Ready), stalled disks, client writes and reads, membership changes,
- * leadership transfers and compactions, for `steps` ticks; then a calm tail in which every fault heals and a leader
- * must commit a fresh proposal. Safety is checked after every tick (see Cluster); any violation
- * or a liveness failure throws. Everything follows from `seed`.
+ * (also part-way through a Ready, and while a write is under way), slow and stalled disks,
+ * client writes and reads, membership changes, leadership transfers and compactions, for
+ * `steps` ticks; then a calm tail in which every fault heals and a leader must commit a fresh
+ * proposal. Safety is checked after every tick (see Cluster); any violation or a liveness
+ * failure throws. Everything follows from `seed`.
  */
 export function runSimulation(seed: number, steps: number): SimulationReport {
   const r = seededRandom(seed);
@@ -52,6 +55,7 @@ export function runSimulation(seed: number, steps: number): SimulationReport {
     },
     network: { drop: r.next() * 0.1, duplicate: r.next() * 0.05, maxDelay: r.int(4) },
     crashDuringReady: 0.002,
+    slowWrites: r.next() * 0.5,
   });
   const rng = cluster.rng;
   const report: SimulationReport = {
@@ -66,6 +70,7 @@ export function runSimulation(seed: number, steps: number): SimulationReport {
     transfers: 0,
     compactions: 0,
     snapshotsInstalled: 0,
+    acksDuringWrites: 0,
     livenessTicks: 0,
   };
   const live = (): NodeId[] => ids.filter((id) => cluster.node(id).core !== null);
@@ -123,6 +128,7 @@ export function runSimulation(seed: number, steps: number): SimulationReport {
     if (step % 50 === 49) cluster.checkLogs();
   }
 
+  report.acksDuringWrites = cluster.acksDuringWrites;
   report.livenessTicks = calmTail(cluster, ids, `v${value++}`);
   cluster.checkLogs();
   const terms = new Set<number>();
