@@ -305,7 +305,11 @@ export class Core {
 
   /** Stops serving and background work and forgets what was loaded; the barrier stays open. */
   deactivate(): Promise<void> {
-    const run = this.transition.then(() => (this.ready ? this.unload() : undefined));
+    const run = this.transition.then(async () => {
+      if (!this.ready) return;
+      await this.unload();
+      this.logger.info('standby');
+    });
     this.transition = run.catch(() => undefined);
     return run;
   }
@@ -340,6 +344,7 @@ export class Core {
     }
   }
 
+  /** Stops serving and background work and forgets everything loaded; the barrier stays as it is. */
   private async unload(): Promise<void> {
     this.ready = false;
     this.periodicTimer?.cancel();
@@ -352,22 +357,12 @@ export class Core {
     this.namespaces.clear();
     this.physical.invalidate();
     this.unsealedAt = 0;
-    this.logger.info('standby');
   }
 
   async sealNow(): Promise<void> {
     await this.transition;
-    this.ready = false;
-    this.periodicTimer?.cancel();
-    this.periodicTimer = null;
-    await this.periodicRun;
-    await this.audit.clear();
-    this.expiration.stop();
-    this.tokens.stop();
-    this.instances.clear();
-    this.namespaces.clear();
+    await this.unload();
     this.seal.seal();
-    this.unsealedAt = 0;
     this.logger.info('sealed');
   }
 

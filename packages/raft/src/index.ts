@@ -1,9 +1,11 @@
+export {
+  CompactedError, ConfChangeError, NotLeaderError, ProposalDroppedError, RaftCore, RaftError, TransferError, decodeConfChange,
+  encodeConfChange,
+} from './core';
 export type {
-  ConfChange, ConfState, Entry, EntryType, HardState, Message, MessageType, NodeId, Progress, RaftConfig, ReadState, Ready,
-  Role, SnapshotMeta, SoftState, Status,
-} from './core/types';
-export { RaftCore, decodeConfChange, encodeConfChange } from './core/raft-core';
-export { CompactedError, ConfChangeError, NotLeaderError, ProposalDroppedError, RaftError, TransferError } from './core/errors';
+  ConfChange, ConfState, Entry, EntryType, HardState, Message, MessageType, NodeId, Progress, RaftConfig, RaftInit, ReadState,
+  Ready, Role, SnapshotMeta, SoftState, Status,
+} from './core';
 export { RaftNode } from './node/raft-node';
 export type { NodeStats, NodeStatus, RaftNodeOptions } from './node/raft-node';
 export { RaftStorage } from './node/raft-storage';

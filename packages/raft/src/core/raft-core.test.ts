@@ -1,5 +1,6 @@
 import { CompactedError, ConfChangeError, NotLeaderError, ProposalDroppedError, TransferError } from './errors';
-import { RaftCore, decodeConfChange, encodeConfChange, type RaftInit } from './raft-core';
+import { decodeConfChange, encodeConfChange } from './conf-change';
+import { RaftCore, type RaftInit } from './raft-core';
 import type { Entry, Message, NodeId, RaftConfig, ReadState, Ready } from './types';
 
 /*

@@ -22,7 +22,6 @@ import type {
   Status,
 } from './types';
 
-export { decodeConfChange, encodeConfChange };
 
 /** What a restarted node hands back to the core; see the constructor. */
 export interface RaftInit {
