@@ -63,7 +63,8 @@ async function call(addr: string, method: string, path: string, body?: unknown, 
   return { status: res.status, body: text === '' ? null : JSON.parse(text) };
 }
 
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+/** Polls `probe` until it returns something other than undefined; errors count as "not yet". */
+export async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>, intervalMs = 50): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -73,8 +74,8 @@ async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T 
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 50));
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
 

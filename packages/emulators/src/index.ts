@@ -17,3 +17,4 @@ export type {
 export type { InstanceSeed } from './cloud1/ec2';
 export type { InstanceStateName } from './cloud1/state';
 export { totpCode } from './cloud1/totp';
+export { Cloud1EmulatorFixture, nextAccountId } from './cloud1/test-fixture';

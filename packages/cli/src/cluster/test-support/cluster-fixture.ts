@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { LocalCluster, type LaunchOptions, type NodeHandle } from '../../cluster-launcher';
+import { LocalCluster, until, type LaunchOptions, type NodeHandle } from '../../cluster-launcher';
 
 /**
  * Helpers for tests that run a cluster of real `strongroom server` processes. They run the
@@ -51,21 +51,7 @@ export async function api(
   return { status: res.status, json, text };
 }
 
-/** Polls `probe` until it returns something other than undefined; errors count as "not yet". */
-export async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>, intervalMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-}
+export { until };
 
 export interface TestCluster {
   cluster: LocalCluster;

@@ -8,7 +8,7 @@
 import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { BackendHarness, EventBus, FakeClock, silentLogger, type BackendResponse } from '@strongroom/core';
-import { Cloud1Emulator, type Cloud1Endpoints, type Credentials, type InstanceSeed } from '@strongroom/emulators';
+import { Cloud1EmulatorFixture, type Credentials, type InstanceSeed } from '@strongroom/emulators';
 import { createCloud1AuthBackend, type Cloud1AuthBackend } from '../cloud1-auth-engine';
 import type { Cloud1AuthOptions } from '../context';
 
@@ -18,35 +18,14 @@ export interface SessionCredentials extends Credentials {
   sessionToken?: string;
 }
 
-let accountSeq = 0;
-
-/** A 12-digit account ID unique within the run. */
-export function nextAccountId(): string {
-  accountSeq += 1;
-  return String(100000000000 + process.pid * 1000 + accountSeq).slice(-12).padStart(12, '1');
-}
-
-export class EmulatorFixture {
-  readonly emulator = new Cloud1Emulator();
-  endpoints!: Cloud1Endpoints;
-
-  async start(): Promise<this> {
-    this.endpoints = await this.emulator.start({ listen: '127.0.0.1:0' });
-    return this;
-  }
-
-  stop(): Promise<void> {
-    return this.emulator.stop();
-  }
-
+export class EmulatorFixture extends Cloud1EmulatorFixture {
   /** Backend options: an empty environment, and regional STS mapped to the emulator. */
   options(): Cloud1AuthOptions {
     return { env: {}, stsEndpointForRegion: () => this.endpoints.api };
   }
 
   account(): { accountId: string; root: Credentials } {
-    const { accountId } = this.emulator.createAccount({ id: nextAccountId() });
-    return { accountId, root: this.emulator.issueRootCredentials(accountId) };
+    return this.newAccount();
   }
 
   /** config/client for `credentials`, every endpoint at the emulator. */

@@ -11,7 +11,7 @@ import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import {
   BackendHarness, EventBus, FakeClock, type BackendRequest, type BackendResponse, type Caller, type Logger,
 } from '@strongroom/core';
-import { Cloud1Emulator, type Cloud1Endpoints, type Credentials } from '@strongroom/emulators';
+import { Cloud1EmulatorFixture, type Credentials } from '@strongroom/emulators';
 import { createCloud1SecretsBackend, type Cloud1SecretsBackend } from '../cloud1-secrets-engine';
 import type { Cloud1SecretsOptions } from '../context';
 
@@ -19,14 +19,6 @@ process.env.AWS_EC2_METADATA_DISABLED = 'true';
 
 export interface SessionCredentials extends Credentials {
   sessionToken?: string;
-}
-
-let accountSeq = 0;
-
-/** A 12-digit account ID unique within the run. */
-export function nextAccountId(): string {
-  accountSeq += 1;
-  return String(200000000000 + (process.pid % 100000) * 1000 + accountSeq).slice(-12);
 }
 
 export interface Account {
@@ -37,27 +29,14 @@ export interface Account {
   engineUser: { userName: string; credentials: Credentials };
 }
 
-export class EmulatorFixture {
-  readonly emulator = new Cloud1Emulator();
-  endpoints!: Cloud1Endpoints;
-
-  async start(): Promise<this> {
-    this.endpoints = await this.emulator.start({ listen: '127.0.0.1:0' });
-    return this;
-  }
-
-  stop(): Promise<void> {
-    return this.emulator.stop();
-  }
-
+export class EmulatorFixture extends Cloud1EmulatorFixture {
   /** Engine options: an empty environment, so nothing outside the test configures it. */
   options(): Cloud1SecretsOptions {
     return { env: {} };
   }
 
   account(): Account {
-    const { accountId } = this.emulator.createAccount({ id: nextAccountId() });
-    const root = this.emulator.issueRootCredentials(accountId);
+    const { accountId, root } = this.newAccount();
     const user = this.emulator.createUser(accountId, { userName: 'strongroom', accessKeys: 1 });
     return { accountId, root, engineUser: { userName: user.userName, credentials: user.accessKeys[0] as Credentials } };
   }
