@@ -45,10 +45,10 @@ export class Barrier implements LogicalStorage {
 
   encrypt(key: string, plaintext: Buffer): Buffer {
     const term = this.ring().activeTerm;
-    const header = Buffer.alloc(HEADER);
+    const header = Buffer.allocUnsafe(HEADER);
     header.writeUInt8(FORMAT_VERSION, 0);
     header.writeUInt32BE(term.term, 1);
-    return Buffer.concat([header, seal(term.keyObject, plaintext, Buffer.from(key))]);
+    return seal(term.keyObject, plaintext, Buffer.from(key), header);
   }
 
   decrypt(key: string, value: Buffer): Buffer {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import {
   BadRequestError, collectKeys, convertField, formatDuration, getJson, parseDurationSeconds,
   type BackendRequest, type Clock, type EventBus, type FieldData, type KvEvent, type LogicalStorage,
@@ -58,7 +58,7 @@ export function metaKey(path: string): string {
 }
 
 export function versionDir(path: string): string {
-  return `${VERSIONS_PREFIX}${createHash('sha256').update(path, 'utf8').digest('hex')}/`;
+  return `${VERSIONS_PREFIX}${hash('sha256', path, 'hex')}/`;
 }
 
 export function versionKey(path: string, version: number): string {
