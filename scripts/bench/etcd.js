@@ -79,13 +79,9 @@ function tail(file) {
   }
 }
 
-/** Load options for `runLoad`: puts of key k<run>_<i> with `value` through POST /v3/kv/put. */
+/** A load for `measureLoad`: puts of fresh keys <run><n> with `value` through POST /v3/kv/put. */
 function etcdPutLoad(clientUrls, run, value) {
-  const v = Buffer.from(value).toString('base64');
-  return {
-    url: clientUrls.map((u) => `${u}/v3/kv/put`), method: 'POST',
-    body: (i) => JSON.stringify({ key: Buffer.from(`k${run}_${i}`).toString('base64'), value: v }),
-  };
+  return { url: clientUrls.map((u) => `${u}/v3/kv/put`), method: 'POST', etcdPut: { prefix: '', value }, prefix: `k${run}_` };
 }
 
 module.exports = { findEtcd, startEtcd, etcdPutLoad };

@@ -50,4 +50,32 @@ async function runLoad(opts) {
   return { rate: latencies.length / elapsed, p50: pct(0.5), p99: pct(0.99), errors, firstError, count: latencies.length };
 }
 
-module.exports = { runLoad };
+
+const { findWrk, runWrk } = require('./wrk');
+
+const WRK = findWrk();
+
+/** Which client `measureLoad` drives the servers with, for the report's header. */
+function clientName() {
+  return WRK ? `wrk (${WRK})` : 'the built-in node:http client (install the Debian package wrk for a lighter one, or BENCH_CLIENT=node to keep this one)';
+}
+
+/**
+ * A declarative load that either client can run: `body` a string; `uniquePath` gives request
+ * i the path uniquePath + prefix + i; `etcdPut: {prefix, value}` sends etcd puts of fresh keys.
+ * @param {{url: string | string[], method?: string, headers?: Record<string,string>, body?: string, uniquePath?: string,
+ *          etcdPut?: {prefix: string, value: string}, prefix?: string, concurrency: number, seconds: number}} spec
+ */
+function measureLoad(spec) {
+  if (WRK) return runWrk(WRK, spec);
+  const prefix = spec.prefix ?? 'r';
+  const b64 = (s) => Buffer.from(s).toString('base64');
+  return runLoad({
+    url: spec.url, method: spec.method, headers: spec.headers, concurrency: spec.concurrency, seconds: spec.seconds,
+    ...(spec.uniquePath ? { path: (i) => `${spec.uniquePath}${prefix}${i}` } : {}),
+    ...(spec.etcdPut ? { body: (i) => JSON.stringify({ key: b64(`${spec.etcdPut.prefix}${prefix}${i}`), value: b64(spec.etcdPut.value) }) }
+      : spec.body !== undefined ? { body: () => spec.body } : {}),
+  });
+}
+
+module.exports = { runLoad, measureLoad, clientName };

@@ -7,7 +7,7 @@ const fs = require('node:fs');
 const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
-const { runLoad } = require('./load');
+const { measureLoad, clientName } = require('./load');
 const { fsyncRate, levelSyncedBatchRate } = require('./disk');
 const { findEtcd, startEtcd, etcdPutLoad } = require('./etcd');
 const { row, ratio } = require('./report');
@@ -21,6 +21,7 @@ const TARGET = { p50AtC1Ms: 3, p99AtC64Ms: 50 };
 const ETCD_REFERENCE_RATE = 3900;
 const VALUE = JSON.stringify({ username: 'app', password: 'x'.repeat(32) });
 const KV_BODY = JSON.stringify({ data: JSON.parse(VALUE) });
+const KV_PATH = '/v1/secret/data/';
 
 function portFree(port) {
   return new Promise((resolve) => {
@@ -50,8 +51,8 @@ async function stopCluster(cluster) {
 
 /** Warms up, then measures; each run writes its own keys. */
 async function measure(load, concurrency, seconds) {
-  await runLoad({ ...load, concurrency, seconds: WARMUP_SECONDS });
-  return runLoad({ ...load, concurrency, seconds });
+  await measureLoad({ ...load, prefix: `${load.prefix}w`, concurrency, seconds: WARMUP_SECONDS });
+  return measureLoad({ ...load, concurrency, seconds });
 }
 
 async function runRaftBench({ seconds }) {
@@ -69,6 +70,7 @@ async function runRaftBench({ seconds }) {
   process.once('SIGTERM', onSignal);
   try {
     console.log(`Raft: KV v2 writes on a 3-node loopback cluster, ${seconds}s per row (after ${WARMUP_SECONDS}s warmup); data in ${work}`);
+    console.log(`Load from ${clientName()}`);
     const diskDir = path.join(work, 'disk');
     fs.mkdirSync(diskDir);
     const fsync = fsyncRate(diskDir, DISK_SECONDS);
@@ -85,7 +87,7 @@ async function runRaftBench({ seconds }) {
     });
     if (mounted.status !== 204 && mounted.status !== 200) throw new Error(`mounting secret/ failed: ${mounted.status} ${await mounted.text()}`);
 
-    const kvLoad = (urls, run) => ({ url: urls, method: 'POST', headers, body: () => KV_BODY, path: (i) => `/v1/secret/data/k${run}_${i}` });
+    const kvLoad = (urls, run) => ({ url: urls, method: 'POST', headers, body: KV_BODY, uniquePath: KV_PATH, prefix: `k${run}_` });
     const all = cluster.nodes.map((n) => n.apiAddr);
     const results = {};
     for (const c of CONCURRENCY) {
@@ -106,7 +108,9 @@ async function runRaftBench({ seconds }) {
     }
     if (etcd) {
       results.etcd = await measure(etcdPutLoad(etcd.clientUrls, 'e', VALUE), 64, seconds);
-      row('etcd 3 members: put via /v3/kv/put, c=64', results.etcd, fsync);
+      row('etcd put via /v3/kv/put, all 3 members, c=64', results.etcd, fsync);
+      results.etcdOne = await measure(etcdPutLoad([etcd.clientUrls[0]], 'e1', VALUE), 64, seconds);
+      row('etcd put via /v3/kv/put, one member, c=64', results.etcdOne, fsync);
       await etcd.stop();
       etcd = undefined;
     }
@@ -126,6 +130,7 @@ async function runRaftBench({ seconds }) {
     if (results.etcd) {
       ratio('writes/s at c=64 (all nodes) / etcd 3 members, c=64', spread.rate, results.etcd.rate, met(spread.rate >= results.etcd.rate));
       ratio('p99 at c=64 (all nodes) / etcd p99, c=64', spread.p99, results.etcd.p99);
+      ratio('writes/s at c=64 (active node) / etcd one member, c=64', direct.rate, results.etcdOne.rate, met(direct.rate >= results.etcdOne.rate));
     } else {
       console.log(`etcd: ${etcdSkipped}`);
       ratio(`writes/s at c=64 (all nodes) / etcd reference (${ETCD_REFERENCE_RATE}/s, not this run)`, spread.rate, ETCD_REFERENCE_RATE);

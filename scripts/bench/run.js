@@ -7,7 +7,7 @@
 const { spawn } = require('node:child_process');
 const path = require('node:path');
 const { createCipheriv, createSecretKey, randomBytes } = require('node:crypto');
-const { runLoad } = require('./load');
+const { measureLoad, clientName } = require('./load');
 const { row } = require('./report');
 const { runRaftBench } = require('./raft-cluster');
 
@@ -57,14 +57,14 @@ async function apiBench() {
   const payload = JSON.stringify({ data: { username: 'app', password: 'x'.repeat(64) } });
   try {
     await fetch(`${base}/v1/secret/data/bench/read`, { method: 'POST', headers, body: payload });
-    console.log(`Strongroom API against a bare node:http JSON echo (ceiling), ${SECONDS}s per row`);
+    console.log(`Strongroom API against a bare node:http JSON echo (ceiling), ${SECONDS}s per row; load from ${clientName()}`);
     for (const concurrency of [16, 64]) {
-      const ceiling = await runLoad({ url: echoUrl, method: 'POST', body: () => payload, concurrency, seconds: SECONDS });
+      const ceiling = await measureLoad({ url: echoUrl, method: 'POST', body: payload, concurrency, seconds: SECONDS });
       row(`ceiling: node:http JSON echo, c=${concurrency}`, ceiling);
-      row(`sys/health, c=${concurrency}`, await runLoad({ url: `${base}/v1/sys/health`, concurrency, seconds: SECONDS }), ceiling);
-      row(`KV v2 read with a token, c=${concurrency}`, await runLoad({ url: `${base}/v1/secret/data/bench/read`, headers, concurrency, seconds: SECONDS }), ceiling);
-      row(`KV v2 write (durable), c=${concurrency}`, await runLoad({
-        url: `${base}/v1/secret/data/bench/write`, method: 'POST', headers, body: () => payload, concurrency, seconds: SECONDS,
+      row(`sys/health, c=${concurrency}`, await measureLoad({ url: `${base}/v1/sys/health`, concurrency, seconds: SECONDS }), ceiling);
+      row(`KV v2 read with a token, c=${concurrency}`, await measureLoad({ url: `${base}/v1/secret/data/bench/read`, headers, concurrency, seconds: SECONDS }), ceiling);
+      row(`KV v2 write (durable), c=${concurrency}`, await measureLoad({
+        url: `${base}/v1/secret/data/bench/write`, method: 'POST', headers, body: payload, concurrency, seconds: SECONDS,
       }), ceiling);
     }
     await transitRows(base, headers, echoUrl);
@@ -81,16 +81,16 @@ async function transitRows(base, headers, echoUrl) {
   const single = JSON.stringify({ plaintext });
   console.log('\nTransit encrypt of 1 KiB');
   for (const concurrency of [16, 64]) {
-    const ceiling = await runLoad({ url: echoUrl, method: 'POST', body: () => single, concurrency, seconds: SECONDS });
+    const ceiling = await measureLoad({ url: echoUrl, method: 'POST', body: single, concurrency, seconds: SECONDS });
     row(`ceiling: node:http JSON echo (1 KiB body), c=${concurrency}`, ceiling);
-    row(`transit encrypt, single requests, c=${concurrency}`, await runLoad({
-      url: `${base}/v1/transit/encrypt/bench`, method: 'POST', headers, body: () => single, concurrency, seconds: SECONDS,
+    row(`transit encrypt, single requests, c=${concurrency}`, await measureLoad({
+      url: `${base}/v1/transit/encrypt/bench`, method: 'POST', headers, body: single, concurrency, seconds: SECONDS,
     }), ceiling);
   }
   const crypto = rawAesRate(Math.min(SECONDS, 3));
   row('ceiling: raw AES-256-GCM of 1 KiB, one core', crypto);
   const batch = JSON.stringify({ batch_input: Array.from({ length: 1000 }, () => ({ plaintext })) });
-  const batches = await runLoad({ url: `${base}/v1/transit/encrypt/bench`, method: 'POST', headers, body: () => batch, concurrency: 4, seconds: SECONDS });
+  const batches = await measureLoad({ url: `${base}/v1/transit/encrypt/bench`, method: 'POST', headers, body: batch, concurrency: 4, seconds: SECONDS });
   row('transit encrypt, batches of 1,000 (items/s)', { ...batches, rate: batches.rate * 1000 }, crypto);
 }
 
