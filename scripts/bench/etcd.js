@@ -5,18 +5,11 @@
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
+const { findOnPath } = require('./which');
 
 /** The `etcd` executable on PATH, or undefined. */
 function findEtcd() {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    if (!dir) continue;
-    const file = path.join(dir, 'etcd');
-    try {
-      fs.accessSync(file, fs.constants.X_OK);
-      if (fs.statSync(file).isFile()) return file;
-    } catch { /* not here */ }
-  }
-  return undefined;
+  return findOnPath('etcd');
 }
 
 /**

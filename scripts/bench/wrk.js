@@ -7,18 +7,10 @@ const { execFile } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { findOnPath } = require('./which');
 
 function findWrk() {
-  if (process.env.BENCH_CLIENT === 'node') return undefined;
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    if (!dir) continue;
-    const file = path.join(dir, 'wrk');
-    try {
-      fs.accessSync(file, fs.constants.X_OK);
-      if (fs.statSync(file).isFile()) return file;
-    } catch { /* not here */ }
-  }
-  return undefined;
+  return process.env.BENCH_CLIENT === 'node' ? undefined : findOnPath('wrk');
 }
 
 const luaString = (s) => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
