@@ -11,7 +11,7 @@ import { createApp } from './app';
 import { ClusterNode } from './cluster/cluster-node';
 import { RAFT_LOCAL_PATHS, raftPaths } from './cluster/raft-paths';
 import type { ListenerConfig, ServerConfig } from './config';
-import { attachHttpServer } from './http/list-method';
+import { attachHttpServer } from './http/list-server';
 
 export interface RunningServer {
   core: Core;

@@ -140,8 +140,8 @@ export class ClusterNode implements ClusterControl {
         const node = this.node;
         if (!node || !node.isLeader) return Promise.reject(new StandbyError('this node no longer leads the cluster; retry'));
         // Leading again in a new term, but not yet reloaded after the gap: nothing in memory can be trusted.
-        if (node.status().term !== this.activeTerm) return Promise.reject(new StandbyError('the leadership changed while the request arrived; retry'));
-        return node.leaseBarrier();
+        if (node.term !== this.activeTerm) return Promise.reject(new StandbyError('the leadership changed while the request arrived; retry'));
+        return node.leaderReadBarrier();
       },
     };
   }

@@ -350,6 +350,10 @@ export class RaftCore {
     if (pr?.state === 'replicate') pr.becomeProbe();
   }
 
+  get currentTerm(): number {
+    return this.term;
+  }
+
   status(): Status {
     const progress: Record<NodeId, Progress> = {};
     if (this.role === 'leader') for (const [id, pr] of this.progress) progress[id] = pr.toStatus();

@@ -330,19 +330,21 @@ export class RaftNode {
   }
 
   /**
-   * Like `readBarrier`, without a trip through the drive loop while the leader's lease holds:
-   * it then only waits for this node to apply what it has committed. Under a steady stream of
-   * writes that is one apply batch, where a read-index round would queue behind a log write.
-   * Null when this node has applied that much already: the read may proceed at once.
+   * The read barrier of a leader that answers each of its writes only once it has applied it, and
+   * that applied everything committed before its term before it served anything (ClusterNode's
+   * activation does both). While its lease holds no other leader can commit, so what is committed
+   * here but not yet applied is its own writes still unanswered: concurrent with any read that
+   * starts now, which may therefore proceed at once (null) and never waits for an apply batch.
+   * Without the lease, a read-index round (`readBarrier`).
    */
-  leaseBarrier(): Promise<void> | null {
-    const commit = this.soft.role === 'leader' ? this.core.leaseReadIndex() : null;
-    if (commit === null) return this.readBarrier();
-    if (this.sm.applied >= commit) return null;
-    if (this.closed || this.removed || this.failure) return Promise.reject(this.stoppedError());
-    return new Promise<void>((resolve, reject) => {
-      this.awaitingApply.push({ index: commit, waiters: [{ resolve, reject }] });
-    });
+  leaderReadBarrier(): Promise<void> | null {
+    if (this.soft.role === 'leader' && this.core.leaseReadIndex() !== null) return null;
+    return this.readBarrier();
+  }
+
+  /** The current term, without building a whole status. */
+  get term(): number {
+    return this.core.currentTerm;
   }
 
   get isLeader(): boolean {

@@ -103,6 +103,9 @@ describe('a three-node cluster on the memory transport', () => {
     await Promise.all([leader.readBarrier(), leader.readBarrier(), leader.readBarrier()]);
     expect(await valueOn(leader.id, 'k')).toBe('v1');
     await expect(follower.readBarrier()).rejects.toBeInstanceOf(NotLeaderError);
+    // A leader whose lease holds lets its own reads through without waiting for anything.
+    await waitFor(() => leader.leaderReadBarrier() === null, 'the leader to hold its lease');
+    await expect(follower.leaderReadBarrier()).rejects.toBeInstanceOf(NotLeaderError);
 
     // Cut the leader off: the others elect a new one and write; the old one must not answer reads.
     cluster.network.isolate(leader.id);
@@ -113,6 +116,7 @@ describe('a three-node cluster on the memory transport', () => {
     }, 'a new leader');
     await next!.propose(put('k', 'v2'));
     await expect(leader.readBarrier()).rejects.toThrow();
+    await expect(leader.leaderReadBarrier()).rejects.toThrow();
     cluster.network.heal();
     await waitFor(async () => (await valueOn(leader.id, 'k')) === 'v2', 'the old leader to learn the new value');
   });
