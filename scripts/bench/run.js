@@ -10,6 +10,7 @@ const { createCipheriv, createSecretKey, randomBytes } = require('node:crypto');
 const { measureLoad, clientName } = require('./load');
 const { row } = require('./report');
 const { runRaftBench } = require('./raft-cluster');
+const { probeMs, describeDrift } = require('./cpu-probe');
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROOT = path.resolve(__dirname, '../..');
@@ -101,10 +102,13 @@ async function main() {
   const unknown = wanted.filter((name) => !(name in SECTIONS));
   if (unknown.length) throw new Error(`unknown section ${unknown.join(', ')}; sections: ${Object.keys(SECTIONS).join(', ')}`);
   const names = wanted.length ? wanted : Object.keys(SECTIONS);
+  const probeAtStart = probeMs();
   for (const [i, name] of names.entries()) {
     if (i > 0) console.log('');
     await SECTIONS[name]();
   }
+  console.log('');
+  console.log(describeDrift(probeAtStart, probeMs()));
 }
 
 main().catch((err) => {
