@@ -98,4 +98,79 @@ describe('CachedStorage with reads and writes in flight together', () => {
     release();
     expect((await fresh)?.toString()).toBe('two');
   });
+
+  it('still caches reads of other keys while writes are in flight', async () => {
+    const { inner, storage, release } = slowReads();
+    await inner.put('config', Buffer.from('c'));
+    let finishWrite: () => void = () => {};
+    Object.assign(storage, {
+      txn: async (ops: Parameters<MemoryStorage['txn']>[0]) => {
+        await new Promise<void>((r) => { finishWrite = r; });
+        return inner.txn(ops);
+      },
+    });
+    const get = jest.spyOn(storage, 'get');
+    const cache = new CachedStorage(storage);
+    const write = cache.txn([{ type: 'put', key: 'data/1', value: Buffer.from('v') }]);
+    // A read of another key that is in flight when the write ends is still cached.
+    const config = cache.get('config');
+    await new Promise((r) => setImmediate(r));
+    finishWrite();
+    await write;
+    release();
+    expect((await config)?.toString()).toBe('c');
+    expect((await cache.get('config'))?.toString()).toBe('c');
+    expect(get).toHaveBeenCalledTimes(1);
+    // A read of the written key in flight when the write ends is not; the write's own value is.
+    const second = cache.txn([{ type: 'put', key: 'data/1', value: Buffer.from('w') }]);
+    const data = cache.get('data/1');
+    await new Promise((r) => setImmediate(r));
+    finishWrite();
+    await second;
+    release();
+    await data;
+    const again = cache.get('data/1');
+    await new Promise((r) => setImmediate(r));
+    release();
+    expect((await again)?.toString()).toBe('w');
+    expect(get).toHaveBeenCalledTimes(2);
+  });
+
+  it('does not cache a write that overlapped another write of the same key', async () => {
+    const inner = new MemoryStorage();
+    const finishers: Array<() => void> = [];
+    const storage = Object.assign(Object.create(inner) as MemoryStorage, {
+      put: async (key: string, value: Buffer) => {
+        await new Promise<void>((r) => finishers.push(r));
+        return inner.put(key, value);
+      },
+    });
+    const get = jest.spyOn(storage, 'get');
+    const cache = new CachedStorage(storage);
+    const first = cache.put('k', Buffer.from('1'));
+    const second = cache.put('k', Buffer.from('2'));
+    // The storage applies them in the other order: neither write knows which value is last.
+    finishers[1]?.();
+    await second;
+    finishers[0]?.();
+    await first;
+    expect((await cache.get('k'))?.toString()).toBe('1');
+    expect(get).toHaveBeenCalledTimes(1);
+  });
+
+  it('drops everything in flight on a full invalidation', async () => {
+    const { inner, storage, release } = slowReads();
+    await inner.put('k', Buffer.from('old'));
+    const cache = new CachedStorage(storage);
+    const read = cache.get('k');
+    await new Promise((r) => setImmediate(r));
+    await inner.put('k', Buffer.from('new'));
+    cache.invalidate();
+    release();
+    expect((await read)?.toString()).toBe('old');
+    const after = cache.get('k');
+    await new Promise((r) => setImmediate(r));
+    release();
+    expect((await after)?.toString()).toBe('new');
+  });
 });

@@ -1,5 +1,12 @@
 import type { Storage, TxnOp } from './storage';
 
+/** What is in flight for one key: operations, the writes among them, and changes so far. */
+interface KeyActivity {
+  pending: number;
+  writers: number;
+  changes: number;
+}
+
 /**
  * A read cache of physical entries (ciphertext) below the barrier, bounded in bytes, least
  * recently used out first. Every write goes through it, so it stays exact as long as nothing
@@ -7,13 +14,18 @@ import type { Storage, TxnOp } from './storage';
  * must call `invalidate` for the keys it changed.
  *
  * Reads and writes overlap: a read that started before a write may finish after it with the
- * old value. So every change bumps a generation, and a read or write only caches what it saw
- * if no change happened while it was in flight; otherwise the key is left to the next read.
+ * old value. So each key in flight counts its changes, and an operation caches what it saw
+ * only if that key did not change while it ran; otherwise the key is left to the next read.
+ * The count is per key so that, under a steady stream of writes, reads of other keys (mount
+ * configuration, policies, tokens) still cache.
  */
 export class CachedStorage implements Storage {
   private readonly entries = new Map<string, Buffer | null>();
   private bytes = 0;
-  private generation = 0;
+  /** Only keys with an operation in flight, so it stays as small as the concurrency. */
+  private readonly activity = new Map<string, KeyActivity>();
+  /** Bumped when everything is invalidated at once. */
+  private epoch = 0;
 
   constructor(private readonly inner: Storage, private readonly maxBytes = 64 * 1024 * 1024) {}
 
@@ -39,24 +51,33 @@ export class CachedStorage implements Storage {
     this.entries.delete(key);
   }
 
-  /**
-   * A write finished: whether nothing else changed while it ran (so what it wrote is current).
-   * Either way the finish is a change, so reads that overlapped it do not cache what they saw.
-   */
-  private settle(started: number): boolean {
-    const clean = started === this.generation;
-    this.generation++;
-    return clean;
+  private begin(key: string): KeyActivity {
+    let a = this.activity.get(key);
+    if (!a) {
+      a = { pending: 0, writers: 0, changes: 0 };
+      this.activity.set(key, a);
+    }
+    a.pending++;
+    return a;
+  }
+
+  private end(key: string, a: KeyActivity): void {
+    if (--a.pending === 0) this.activity.delete(key);
   }
 
   invalidate(keys?: Iterable<string>): void {
-    this.generation++;
     if (!keys) {
+      this.epoch++;
+      for (const a of this.activity.values()) a.changes++;
       this.entries.clear();
       this.bytes = 0;
       return;
     }
-    for (const k of keys) this.forget(k);
+    for (const k of keys) {
+      this.forget(k);
+      const a = this.activity.get(k);
+      if (a) a.changes++;
+    }
   }
 
   async get(key: string): Promise<Buffer | null> {
@@ -67,37 +88,67 @@ export class CachedStorage implements Storage {
       this.entries.set(key, value);
       return value === null ? null : Buffer.from(value);
     }
-    const started = this.generation;
-    const value = await this.inner.get(key);
-    if (started === this.generation) this.remember(key, value === null ? null : Buffer.from(value));
-    return value;
+    const a = this.begin(key);
+    // With a write of this key in flight, the read may see either value.
+    const settled = a.writers === 0;
+    const changes = a.changes;
+    const epoch = this.epoch;
+    try {
+      const value = await this.inner.get(key);
+      if (settled && a.changes === changes && this.epoch === epoch) this.remember(key, value === null ? null : Buffer.from(value));
+      return value;
+    } finally {
+      this.end(key, a);
+    }
   }
 
-  async put(key: string, value: Buffer): Promise<void> {
-    this.forget(key);
-    const started = ++this.generation;
-    await this.inner.put(key, value);
-    if (this.settle(started)) this.remember(key, Buffer.from(value));
+  put(key: string, value: Buffer): Promise<void> {
+    return this.write([key], () => this.inner.put(key, value), () => this.remember(key, Buffer.from(value)));
   }
 
-  async delete(key: string): Promise<void> {
-    this.forget(key);
-    const started = ++this.generation;
-    await this.inner.delete(key);
-    if (this.settle(started)) this.remember(key, null);
+  delete(key: string): Promise<void> {
+    return this.write([key], () => this.inner.delete(key), () => this.remember(key, null));
   }
 
   list(prefix: string): Promise<string[]> {
     return this.inner.list(prefix);
   }
 
-  async txn(ops: TxnOp[]): Promise<void> {
-    for (const op of ops) this.forget(op.key);
-    const started = ++this.generation;
-    await this.inner.txn(ops);
-    if (this.settle(started)) {
+  txn(ops: TxnOp[]): Promise<void> {
+    return this.write(ops.map((op) => op.key), () => this.inner.txn(ops), () => {
       for (const op of ops) this.remember(op.key, op.type === 'put' ? Buffer.from(op.value) : null);
+    });
+  }
+
+  /**
+   * A write is a change to each of its keys when it starts (reads in flight must not cache the
+   * old value) and when it ends. What it wrote is cached only if no other write of those keys
+   * overlapped it and nothing invalidated them meanwhile, since otherwise which value the
+   * storage holds last is unknown; then the keys are left to the next read.
+   */
+  private async write(keys: string[], run: () => Promise<void>, cache: () => void): Promise<void> {
+    const started = [...new Set(keys)].map((key) => {
+      this.forget(key);
+      const a = this.begin(key);
+      const alone = a.writers === 0;
+      a.writers++;
+      a.changes++;
+      return { key, a, alone, changes: a.changes };
+    });
+    const epoch = this.epoch;
+    let clean = false;
+    try {
+      await run();
+      clean = this.epoch === epoch && started.every((s) => s.alone && s.a.changes === s.changes);
+    } finally {
+      for (const s of started) {
+        s.a.writers--;
+        s.a.changes++;
+        this.forget(s.key);
+        this.end(s.key, s.a);
+      }
     }
+    if (clean) cache();
   }
 
   close(): Promise<void> {
