@@ -75,6 +75,33 @@ describe('the backend framework', () => {
     expect(resp?.warnings).toEqual(['Endpoint ignored these unrecognized parameters: [colour shape]']);
   });
 
+  it('takes body fields named like Object.prototype members as unknown fields, not as schemas', async () => {
+    const h = upsertBackend();
+    const data = JSON.parse('{"label":"x","constructor":"c","toString":1,"__proto__":{"size":128},"hasOwnProperty":true}');
+    const resp = await h.request('write', 'keys/e', data);
+    expect(resp?.warnings).toEqual(['Endpoint ignored these unrecognized parameters: [constructor toString __proto__ hasOwnProperty]']);
+    expect((await h.request('read', 'keys/e'))?.data).toMatchObject({ size: 256 });
+  });
+
+  it('gives each request its own copy of an object default', async () => {
+    const backend = new Backend('demo', [
+      definePath({
+        pattern: 'grow',
+        fields: { list: { type: 'any', default: ['a'] } },
+        operations: {
+          update: async (_req, f) => {
+            const list = f.get('list') as string[];
+            list.push('b');
+            return { data: { list } };
+          },
+        },
+      }),
+    ]);
+    const h = new BackendHarness(backend, {}, new MemoryStorage());
+    expect((await h.request('write', 'grow'))?.data).toEqual({ list: ['a', 'b'] });
+    expect((await h.request('write', 'grow'))?.data).toEqual({ list: ['a', 'b'] });
+  });
+
   it('lets path captures win over body fields of the same name', async () => {
     const h = upsertBackend();
     await h.request('write', 'keys/real', { label: 'x', name: 'spoofed' });

@@ -68,7 +68,13 @@ export class Backend {
       const m = compiled.regex.exec(path);
       if (m) {
         const captures: Record<string, string> = {};
-        if (m.groups) for (const [k, v] of Object.entries(m.groups)) if (v !== undefined) captures[k] = v;
+        const groups = m.groups;
+        if (groups) {
+          for (const k in groups) {
+            const v = groups[k];
+            if (v !== undefined) captures[k] = v;
+          }
+        }
         return { path: compiled, captures };
       }
     }
