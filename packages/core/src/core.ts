@@ -523,7 +523,7 @@ export class Core {
     if (!backend.supports(match, req.operation)) throw new UnsupportedOperationError();
 
     // Vault serves these outside its router, so they never reach its audit log (health checks would flood it).
-    const audit = this.sealedPaths.has(fullPath) ? null : this.audit;
+    const audit = this.sealedPaths.has(fullPath) || !this.audit.recording ? null : this.audit;
     const auditInput: AuditRequestInput = {
       request: {
         id: req.id, operation: req.operation, path: fullPath, mountPoint: routed.apiPath, mountType: entry.type,

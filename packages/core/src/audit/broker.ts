@@ -170,6 +170,11 @@ export class AuditBroker {
     throw new BadRequestError(`invalid value for "path": no audit device is enabled at "${path}"`);
   }
 
+  /** Whether any device is enabled, so a request need not assemble entries nobody records. */
+  get recording(): boolean {
+    return this.devices.size > 0;
+  }
+
   logRequest(input: AuditRequestInput): Promise<void> {
     return this.fanOut('request', (d) => d.logRequest(input));
   }
