@@ -99,7 +99,7 @@ export function encryptPaths(ctx: TransitContext): PathDefinition[] {
     const policy = (await ctx.keys.get(req.storage, name)) ?? await upsertKey(ctx, req, fields, name, contextGiven);
 
     if (!batch) return { data: encryptOne(policy, items[0] as EncryptItem) };
-    const outcomes = await runItems(items, async (item) => {
+    const outcomes = await runItems(items, (item) => {
       // A batch either derives every item or none, which is what decided upsert's `derived`.
       if ((item.context !== '') !== contextGiven) {
         throw new BadRequestError('invalid value for "context": give a context in every batch item or in none');

@@ -71,7 +71,6 @@ function checkNonce(nonce: Buffer): Buffer {
   return nonce;
 }
 
-/** Returns nonce(12) ‖ ciphertext ‖ tag(16), or ciphertext ‖ tag when includeNonce is false. */
 /**
  * Random nonces come from a pool filled by one getrandom call per 4,096 nonces rather than one
  * call each. A nonce is a view into the pool and is only used before this function returns
@@ -90,14 +89,18 @@ function freshNonce(): Buffer {
   return nonce;
 }
 
+/** Returns nonce(12) ‖ ciphertext ‖ tag(16), or ciphertext ‖ tag when includeNonce is false. */
 export function aeadEncrypt(type: AeadKeyType, key: Buffer, plaintext: Buffer, opts: AeadEncryptOptions = {}): Buffer {
   const nonce = opts.nonce ? checkNonce(opts.nonce) : freshNonce();
   const cipher = makeCipher(type, key, nonce);
   if (opts.associatedData && opts.associatedData.length > 0) {
     cipher.setAAD(opts.associatedData, { plaintextLength: plaintext.length });
   }
-  const body = Buffer.concat([cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
-  return opts.includeNonce === false ? body : Buffer.concat([nonce, body]);
+  const sealed = cipher.update(plaintext);
+  const final = cipher.final();
+  const tag = cipher.getAuthTag();
+  // One copy into the result, nonce first unless the caller keeps it.
+  return Buffer.concat(opts.includeNonce === false ? [sealed, final, tag] : [nonce, sealed, final, tag]);
 }
 
 export function aeadDecrypt(type: AeadKeyType, key: Buffer, payload: Buffer, opts: AeadDecryptOptions = {}): Buffer {
