@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { Logger } from '@strongroom/core';
@@ -16,7 +16,12 @@ export const FORWARDED_HEADER = 'x-strongroom-forwarded-for';
 const MAX_AGE_MS = 60_000;
 
 export class ForwardingAuth {
-  constructor(private readonly key: Buffer, private readonly now: () => number = Date.now) {}
+  /** Kept as a KeyObject: node 24 checks a raw key's type on every HMAC at several times its cost. */
+  private readonly key: KeyObject;
+
+  constructor(key: Buffer, private readonly now: () => number = Date.now) {
+    this.key = createSecretKey(key);
+  }
 
   private mac(address: string, method: string, url: string, at: number): Buffer {
     return createHmac('sha256', this.key).update(`${address}\n${method}\n${url}\n${at}`).digest();

@@ -1,3 +1,4 @@
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
 import { BadRequestError } from '../errors';
 import { formatRequestEntry, formatResponseEntry, hmacOf, type FormatOptions } from './format';
@@ -80,7 +81,7 @@ class FileAuditDevice implements AuditDevice {
     private readonly sink: Sink,
     private readonly format: FormatOptions,
     private readonly prefix: string,
-    private readonly salt: Buffer,
+    private readonly salt: KeyObject,
     private readonly config: AuditDeviceConfig,
   ) {}
 
@@ -124,7 +125,7 @@ export const fileAuditDevice: AuditDeviceFactory = {
     const hmacAccessor = parseBoolOption(options, 'hmac_accessor', true);
     const mode = parseMode(options['mode']);
     const prefix = options['prefix'] ?? '';
-    const { salt } = config;
+    const salt = createSecretKey(config.salt);
     const formatOptions: FormatOptions = { hash: logRaw ? null : (input) => hmacOf(salt, input), hmacAccessor };
 
     let sink: Sink;

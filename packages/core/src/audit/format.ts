@@ -1,11 +1,15 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, type KeyObject } from 'node:crypto';
 import type { AuditAuth, AuditRequest, AuditRequestInput, AuditResponse, AuditResponseInput, AuditWrapInfo } from './types';
 
 export const HASH_PREFIX = 'hmac-sha256:';
 
 export type Hasher = (input: string) => string;
 
-export function hmacOf(salt: Buffer, input: string): string {
+/**
+ * Devices hold their salt as a KeyObject: node 24 checks a raw key's type on every HMAC, which
+ * costs several times the HMAC itself, and an audit entry hashes every string it holds.
+ */
+export function hmacOf(salt: Buffer | KeyObject, input: string): string {
   return HASH_PREFIX + createHmac('sha256', salt).update(input, 'utf8').digest('hex');
 }
 

@@ -1,8 +1,9 @@
 import {
-  createCipheriv, createDecipheriv, createSecretKey, randomFillSync,
-  type CipherChaCha20Poly1305, type CipherGCM, type DecipherChaCha20Poly1305, type DecipherGCM, type KeyObject,
+  createCipheriv, createDecipheriv, randomFillSync,
+  type CipherChaCha20Poly1305, type CipherGCM, type DecipherChaCha20Poly1305, type DecipherGCM,
 } from 'node:crypto';
 import { CryptoInputError } from './errors';
+import { keyObjectOf } from './key-objects';
 import type { AeadKeyType } from './key-types';
 
 export const AEAD_NONCE_SIZE = 12;
@@ -32,22 +33,6 @@ function checkKey(type: AeadKeyType, key: Buffer): void {
   const want = type === 'aes128-gcm96' ? 16 : 32;
   // A key of the wrong size is a storage or derivation bug, never something a caller sent.
   if (key.length !== want) throw new RangeError(`${type} needs a ${want}-byte key, got ${key.length}`);
-}
-
-/**
- * node builds a KeyObject from a raw key on every cipher, which costs more than encrypting
- * 1 KiB. A key version's bytes stay the same Buffer while its key is cached, so the KeyObject is
- * kept beside it; derived keys are fresh Buffers per request and simply miss.
- */
-const keyObjects = new WeakMap<Buffer, KeyObject>();
-
-function keyObjectOf(key: Buffer): KeyObject {
-  let obj = keyObjects.get(key);
-  if (!obj) {
-    obj = createSecretKey(key);
-    keyObjects.set(key, obj);
-  }
-  return obj;
 }
 
 function makeCipher(type: AeadKeyType, key: Buffer, nonce: Buffer): CipherGCM | CipherChaCha20Poly1305 {

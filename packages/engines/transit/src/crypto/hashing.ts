@@ -1,5 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { CryptoInputError } from './errors';
+import { keyObjectOf } from './key-objects';
 
 /** The algorithms the hash and hmac endpoints accept, spelled as Vault spells them. */
 export type HashAlgorithm =
@@ -70,7 +71,7 @@ export function digest(algorithm: DigestAlgorithm, input: Buffer): Buffer {
 }
 
 export function hmac(algorithm: HashAlgorithm, key: Buffer, input: Buffer): Buffer {
-  return createHmac(nodeDigestName(requireHashAlgorithm(algorithm, 'algorithm')), key).update(input).digest();
+  return createHmac(nodeDigestName(requireHashAlgorithm(algorithm, 'algorithm')), keyObjectOf(key)).update(input).digest();
 }
 
 /**

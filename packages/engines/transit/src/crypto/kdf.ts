@@ -1,5 +1,6 @@
 import { createHmac, createPrivateKey, createPublicKey, hkdfSync, type KeyObject } from 'node:crypto';
 import { CryptoInputError } from './errors';
+import { keyObjectOf, secretKey } from './key-objects';
 import type { AeadKeyType } from './key-types';
 
 /** Names as key reads report them; the number is what a backup stores in `kdf`. */
@@ -10,7 +11,7 @@ export const KDF_NUMBER: Readonly<Record<KdfName, number>> = { 'hmac-sha256-coun
 
 /** HKDF-SHA256 (RFC 5869). Transit always uses an empty salt and the request context as info. */
 export function hkdfSha256(ikm: Buffer, info: Buffer, length: number, salt: Buffer = Buffer.alloc(0)): Buffer {
-  return Buffer.from(hkdfSync('sha256', ikm, salt, info, length));
+  return Buffer.from(hkdfSync('sha256', keyObjectOf(ikm), salt, info, length));
 }
 
 export interface CounterKdfOptions {
@@ -26,6 +27,7 @@ export interface CounterKdfOptions {
  * block i = HMAC(key, BE32(i) ‖ fixedData ‖ BE32(outputBits)).
  */
 export function kbkdfHmacSha256Counter(key: Buffer, fixedData: Buffer, outputBytes: number, opts: CounterKdfOptions = {}): Buffer {
+  const prf = keyObjectOf(key);
   const first = opts.firstCounter ?? 1;
   const blocks = Math.ceil(outputBytes / 32);
   const input = Buffer.alloc(4 + fixedData.length + 4);
@@ -34,7 +36,7 @@ export function kbkdfHmacSha256Counter(key: Buffer, fixedData: Buffer, outputByt
   const out: Buffer[] = [];
   for (let i = 0; i < blocks; i++) {
     input.writeUInt32BE(first + i, 0);
-    out.push(createHmac('sha256', key).update(input).digest());
+    out.push(createHmac('sha256', prf).update(input).digest());
   }
   return Buffer.concat(out).subarray(0, outputBytes);
 }
@@ -109,7 +111,7 @@ export function resolveAeadKey(params: AeadKeyParams): AeadKey {
 /** HMAC-SHA256(nonceKey, plaintext) cut to the 12-byte AEAD nonce. */
 export function convergentNonce(nonceKey: Buffer, plaintext: Buffer): Buffer {
   if (nonceKey.length === 0) throw new RangeError('invalid hmac key length of zero');
-  return createHmac('sha256', nonceKey).update(plaintext).digest().subarray(0, 12);
+  return createHmac('sha256', secretKey(nonceKey)).update(plaintext).digest().subarray(0, 12);
 }
 
 /** PKCS#8 DER header for an Ed25519 private key; the 32-byte seed follows it. */
