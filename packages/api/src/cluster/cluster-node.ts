@@ -163,10 +163,16 @@ export class ClusterNode implements ClusterControl {
     })(randomBytes(32));
   }
 
+  /** The last advert decoded, since a standby looks the leader's up on every request it forwards. */
+  private lastAdvert: { text: string; advert: Advert | null } | null = null;
+
   private leaderInfo(): LeaderInfo | null {
     const node = this.node;
     if (!node || node.leader === null) return null;
-    const advert = decodeAdvert(node.status().addresses[node.leader]);
+    const text = node.addressOf(node.leader);
+    if (text === undefined) return null;
+    if (this.lastAdvert?.text !== text) this.lastAdvert = { text, advert: decodeAdvert(text) };
+    const { advert } = this.lastAdvert;
     if (!advert) return null;
     return { self: node.isLeader, apiAddress: advert.api, clusterAddress: `https://${advert.cluster}` };
   }

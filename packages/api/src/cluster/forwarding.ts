@@ -65,8 +65,16 @@ export interface ForwardOptions {
  * Streams `req` to the active node and its answer back, body and status unchanged. The method
  * is sent as the client sent it (LIST included), so the active node sees the same request.
  */
+/** The last target parsed: a standby forwards every request to the same active node. */
+let lastTarget: { text: string; url: URL } | null = null;
+
+function targetUrl(text: string): URL {
+  if (lastTarget?.text !== text) lastTarget = { text, url: new URL(text) };
+  return lastTarget.url;
+}
+
 export function forwardRequest(req: http.IncomingMessage, res: http.ServerResponse, options: ForwardOptions): Promise<void> {
-  const target = new URL(options.target);
+  const target = targetUrl(options.target);
   const secure = target.protocol === 'https:';
   const url = req.url ?? '/';
   // The LIST method was rewritten to GET on the way in; the active node gets it as sent.

@@ -319,6 +319,12 @@ export class RaftNode {
     this.schedule();
   }
 
+  /** A member's address as `status().addresses` has it, without building the whole status. */
+  addressOf(id: NodeId): string | undefined {
+    if (id === this.id) return this.options.address ?? this.sm.addresses.get(this.id);
+    return this.peerAddresses.get(id);
+  }
+
   status(): NodeStatus {
     const now = this.clock.now();
     const addresses = Object.fromEntries(this.peerAddresses);

@@ -75,6 +75,7 @@ describe('a three-node cluster on the memory transport', () => {
     expect(leader.status().conf.voters).toContain('n4');
     await waitFor(() => joiner.status().conf.voters.includes('n4'), 'the joiner to see its promotion');
     expect(joiner.status().addresses).toMatchObject({ n1: 'n1', n2: 'n2', n3: 'n3', n4: 'n4' });
+    for (const id of ['n1', 'n2', 'n3', 'n4', 'n5']) expect(joiner.addressOf(id)).toBe(joiner.status().addresses[id]);
 
     await leader.transferLeadership('n4');
     const now = await cluster.leader();
