@@ -61,7 +61,7 @@ async function startEtcd({ bin, dir, basePort, timeoutMs = 30_000 }) {
     throw err;
   }
   const kill = () => { for (const m of members) m.proc?.kill('SIGKILL'); };
-  return { clientUrls: members.map((m) => m.client), stop, kill };
+  return { clientUrls: members.map((m) => m.client), pids: members.map((m) => m.proc.pid), stop, kill };
 }
 
 function tail(file) {

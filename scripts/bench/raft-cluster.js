@@ -11,6 +11,7 @@ const { measureLoad, clientName } = require('./load');
 const { fsyncRate, levelSyncedBatchRate } = require('./disk');
 const { findEtcd, startEtcd, etcdPutLoad } = require('./etcd');
 const { row, ratio } = require('./report');
+const { startCpuSample } = require('./cpu-usage');
 
 const ROOT = path.resolve(__dirname, '../..');
 const CONCURRENCY = [1, 16, 64];
@@ -49,10 +50,20 @@ async function stopCluster(cluster) {
   if (outcome) cluster.killAll();
 }
 
-/** Warms up, then measures; each run writes its own keys. */
-async function measure(load, concurrency, seconds) {
+/**
+ * Warms up, then measures; each run writes its own keys. With `processes` ({label, pid}) the
+ * result carries their CPU time per request by thread (`cpu`), where /proc has it.
+ */
+async function measure(load, concurrency, seconds, processes = []) {
   await measureLoad({ ...load, prefix: `${load.prefix}w`, concurrency, seconds: WARMUP_SECONDS });
-  return measureLoad({ ...load, concurrency, seconds });
+  const sample = startCpuSample(processes);
+  const result = await measureLoad({ ...load, concurrency, seconds });
+  return { ...result, cpu: sample.perRequest(result.count ?? Math.round(result.rate * seconds)) };
+}
+
+/** The CPU line under a row, when there is one. */
+function cpuLine(result) {
+  if (result.cpu) console.log(`  CPU us per write by thread: ${result.cpu}`);
 }
 
 async function runRaftBench({ seconds }) {
@@ -89,12 +100,17 @@ async function runRaftBench({ seconds }) {
 
     const kvLoad = (urls, run) => ({ url: urls, method: 'POST', headers, body: KV_BODY, uniquePath: KV_PATH, prefix: `k${run}_` });
     const all = cluster.nodes.map((n) => n.apiAddr);
+    // Per-thread CPU under the busiest rows shows which process (and which thread) a row is bound by.
+    const nodes = cluster.nodes.filter((n) => n.process).map((n) => ({ label: n === active ? 'active' : 'standby', pid: n.process.pid }));
     const results = {};
     for (const c of CONCURRENCY) {
-      results[`spread${c}`] = await measure(kvLoad(all, `s${c}`), c, seconds);
+      const sampled = c === 64 ? nodes : [];
+      results[`spread${c}`] = await measure(kvLoad(all, `s${c}`), c, seconds, sampled);
       row(`KV v2 write, all 3 nodes, c=${c}`, results[`spread${c}`], fsync);
-      results[`active${c}`] = await measure(kvLoad([active.apiAddr], `a${c}`), c, seconds);
+      cpuLine(results[`spread${c}`]);
+      results[`active${c}`] = await measure(kvLoad([active.apiAddr], `a${c}`), c, seconds, sampled);
       row(`KV v2 write, active node only, c=${c}`, results[`active${c}`], fsync);
+      cpuLine(results[`active${c}`]);
     }
     await stopCluster(cluster);
     cluster = undefined;
@@ -107,10 +123,13 @@ async function runRaftBench({ seconds }) {
         .catch((err) => { etcdSkipped = `${bin} did not start: ${err.message}`; return undefined; });
     }
     if (etcd) {
-      results.etcd = await measure(etcdPutLoad(etcd.clientUrls, 'e', VALUE), 64, seconds);
+      const members = etcd.pids.map((pid, i) => ({ label: `member ${i + 1}`, pid }));
+      results.etcd = await measure(etcdPutLoad(etcd.clientUrls, 'e', VALUE), 64, seconds, members);
       row('etcd put via /v3/kv/put, all 3 members, c=64', results.etcd, fsync);
-      results.etcdOne = await measure(etcdPutLoad([etcd.clientUrls[0]], 'e1', VALUE), 64, seconds);
+      cpuLine(results.etcd);
+      results.etcdOne = await measure(etcdPutLoad([etcd.clientUrls[0]], 'e1', VALUE), 64, seconds, members);
       row('etcd put via /v3/kv/put, one member, c=64', results.etcdOne, fsync);
+      cpuLine(results.etcdOne);
       await etcd.stop();
       etcd = undefined;
     }

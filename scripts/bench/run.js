@@ -11,6 +11,7 @@ const { measureLoad, clientName } = require('./load');
 const { row } = require('./report');
 const { runRaftBench } = require('./raft-cluster');
 const { probeMs, describeDrift } = require('./cpu-probe');
+const { startCpuSample } = require('./cpu-usage');
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROOT = path.resolve(__dirname, '../..');
@@ -68,25 +69,37 @@ async function apiBench() {
         url: `${base}/v1/secret/data/bench/write`, method: 'POST', headers, body: payload, concurrency, seconds: SECONDS,
       }), ceiling);
     }
-    await transitRows(base, headers, echoUrl);
+    await transitRows(base, headers, echoUrl, { echo: echo.proc, server: sr.proc });
   } finally {
     echo.proc.kill('SIGTERM');
     sr.proc.kill('SIGTERM');
   }
 }
 
-async function transitRows(base, headers, echoUrl) {
+/** Runs a load while sampling the CPU of `proc`; prints the per-request line under the row. */
+async function measureWithCpu(proc, label, load) {
+  const sample = startCpuSample([{ label, pid: proc.pid }]);
+  const result = await measureLoad(load);
+  const cpu = sample.perRequest(result.count ?? 0);
+  return { result, cpuLine: cpu ? `  CPU us per request by thread: ${cpu}` : null };
+}
+
+async function transitRows(base, headers, echoUrl, procs) {
   await fetch(`${base}/v1/sys/mounts/transit`, { method: 'POST', headers, body: JSON.stringify({ type: 'transit' }) });
   await fetch(`${base}/v1/transit/keys/bench`, { method: 'POST', headers, body: '{}' });
   const plaintext = randomBytes(1024).toString('base64');
   const single = JSON.stringify({ plaintext });
   console.log('\nTransit encrypt of 1 KiB');
   for (const concurrency of [16, 64]) {
-    const ceiling = await measureLoad({ url: echoUrl, method: 'POST', body: single, concurrency, seconds: SECONDS });
-    row(`ceiling: node:http JSON echo (1 KiB body), c=${concurrency}`, ceiling);
-    row(`transit encrypt, single requests, c=${concurrency}`, await measureLoad({
+    // The CPU each server spends per request says how far apart they are whatever the load client costs.
+    const echo = await measureWithCpu(procs.echo, 'echo server', { url: echoUrl, method: 'POST', body: single, concurrency, seconds: SECONDS });
+    row(`ceiling: node:http JSON echo (1 KiB body), c=${concurrency}`, echo.result);
+    if (echo.cpuLine) console.log(echo.cpuLine);
+    const transit = await measureWithCpu(procs.server, 'server', {
       url: `${base}/v1/transit/encrypt/bench`, method: 'POST', headers, body: single, concurrency, seconds: SECONDS,
-    }), ceiling);
+    });
+    row(`transit encrypt, single requests, c=${concurrency}`, transit.result, echo.result);
+    if (transit.cpuLine) console.log(transit.cpuLine);
   }
   const crypto = rawAesRate(Math.min(SECONDS, 3));
   row('ceiling: raw AES-256-GCM of 1 KiB, one core', crypto);
