@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import {
-  BadRequestError, parseDurationSeconds, PayloadTooLargeError, UnsupportedMediaTypeError, UnsupportedOperationError,
+  BadRequestError, parseDurationSeconds, PayloadTooLargeError, StandbyError, UnsupportedMediaTypeError, UnsupportedOperationError,
   type Core, type Logger, type Operation,
 } from '@strongroom/core';
-import { FORWARDED_HEADER, forwardRequest, redirectToActive, type ForwardingAuth } from './cluster/forwarding';
+import {
+  decodeForwardedRequest, decodeForwardedResponse, encodeForwardedRequest, encodeForwardedResponse,
+} from './cluster/forwarded-call';
+import { FORWARDED_HEADER, forwardedHeaders, forwardRequest, redirectToActive, type ForwardingAuth } from './cluster/forwarding';
 import { errorReply } from './errors-to-http';
 import { isListRequest } from './http/list-method';
 
@@ -27,6 +30,14 @@ export interface ClusterRouting {
    * cluster's current state (it still holds the leadership); null when it may at once.
    */
   gate(): Promise<void> | null;
+  /**
+   * On a standby: hands an encoded request to the active node over the cluster connection and
+   * resolves with its encoded answer; null when the active node's cluster address is not known
+   * (the request then goes over HTTP). Rejects when no answer came.
+   */
+  call(payload: Buffer): Promise<Buffer> | null;
+  /** Sets what this node does with the requests standbys hand it over the cluster connection. */
+  serveCalls(handler: (payload: Buffer) => Promise<Buffer>): void;
 }
 
 export interface DispatcherOptions {
@@ -109,21 +120,21 @@ function operationOf(method: string, wantsList: boolean, contentType: string | u
   }
 }
 
-function tokenOf(req: IncomingMessage): string | undefined {
-  const header = req.headers['x-vault-token'];
+function tokenOf(headers: IncomingHttpHeaders): string | undefined {
+  const header = headers['x-vault-token'];
   if (typeof header === 'string' && header !== '') return header;
-  const authz = req.headers.authorization;
+  const authz = headers.authorization;
   if (typeof authz === 'string' && authz.startsWith('Bearer ')) return authz.slice(7).trim();
   return undefined;
 }
 
 /** `X-Vault-Wrap-TTL`: seconds or a duration; absent or zero means no wrapping. */
-function wrapTtlOf(req: IncomingMessage): number | undefined {
-  const raw = req.headers['x-vault-wrap-ttl'];
+function wrapTtlOf(headers: IncomingHttpHeaders): number | undefined {
+  const raw = headers['x-vault-wrap-ttl'];
   if (raw === undefined || raw === '') return undefined;
   const seconds = parseDurationSeconds(Array.isArray(raw) ? raw[0] : raw);
   if (seconds === null) throw new BadRequestError('invalid value for header "X-Vault-Wrap-TTL": expected a duration such as "5m" or a number of seconds');
-  const format = req.headers['x-vault-wrap-format'];
+  const format = headers['x-vault-wrap-format'];
   if (format !== undefined && format !== '' && format !== 'token') {
     throw new BadRequestError('invalid value for header "X-Vault-Wrap-Format": only "token" is supported');
   }
@@ -153,6 +164,45 @@ function send(res: ServerResponse, status: number, body: unknown, head: boolean)
   res.end(head ? undefined : payload);
 }
 
+/** A request as the API sees it, whichever way it arrived (a client's HTTP, or a standby's call). */
+interface ApiRequest {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  /** Sent with the LIST method. */
+  list: boolean;
+  remoteAddress: string | undefined;
+  /** The body, refused past the size limit. */
+  readBody(): Promise<Buffer>;
+  /** The body as a stream, for binary uploads (snapshots) that are not buffered. */
+  stream(): Readable;
+}
+
+interface ApiReply {
+  status: number;
+  body: unknown;
+  head: boolean;
+  /** The connection must close after this answer (the body was not read to its end). */
+  close: boolean;
+}
+
+function headerMap(pairs: Array<[string, string]>): IncomingHttpHeaders {
+  const out: Record<string, string> = {};
+  for (const [name, value] of pairs) {
+    const key = name.toLowerCase();
+    out[key] = out[key] === undefined ? value : `${out[key]}, ${value}`;
+  }
+  return out;
+}
+
+/**
+ * Requests a standby hands the active node over the cluster connection rather than over HTTP:
+ * everything but binary uploads and the snapshot download, whose bodies stream.
+ */
+function carriedOverCluster(req: IncomingMessage, path: string): boolean {
+  return req.headers['content-type'] !== 'application/octet-stream' && path !== 'sys/storage/raft/snapshot';
+}
+
 /**
  * The single entry for `/v1/*`: maps method, query and body onto a core request and the core's
  * reply (or error) onto the wire. Kept free of per-request allocations beyond what the request
@@ -160,27 +210,12 @@ function send(res: ServerResponse, status: number, body: unknown, head: boolean)
  */
 export function createDispatcher(core: Core, options: DispatcherOptions) {
   const { logger, maxRequestSize, cluster } = options;
-  return async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (cluster && !core.active && !core.sealed) {
-      const url = req.url ?? '/';
-      const q = url.indexOf('?');
-      const local = core.isLocalPath(q === -1 ? url.slice(4) : url.slice(4, q));
-      // Just after a restart or an election a standby may not know the active node yet.
-      const active = local ? null : cluster.activeAddress() ?? (await cluster.awaitActive());
-      if (active !== null && !core.active) {
-        if (req.headers['x-vault-no-request-forwarding'] !== undefined) redirectToActive(req, res, active);
-        else {
-          const ca = cluster.apiCa();
-          await forwardRequest(req, res, { target: active, auth: cluster.auth, logger, ...(ca ? { ca } : {}) });
-        }
-        return;
-      }
-    }
-    const url = req.url ?? '/';
+
+  async function execute(input: ApiRequest): Promise<ApiReply> {
+    const { url, method } = input;
     const q = url.indexOf('?');
     const rawPath = q === -1 ? url.slice(4) : url.slice(4, q);
     const search = q === -1 ? '' : url.slice(q + 1);
-    const method = req.method ?? 'GET';
     const head = method === 'HEAD';
     try {
       let path: string;
@@ -190,30 +225,29 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
         throw new BadRequestError('the request path is not valid percent-encoding');
       }
       const query = method === 'GET' || method === 'HEAD' || method === 'DELETE' ? parseQuery(search) : {};
-      let wantsList = isListRequest(req);
+      let wantsList = input.list;
       if (!wantsList && query['list'] !== undefined) {
         const flag = String(query['list']);
         if (!/^(true|false|1|0|t|f)$/i.test(flag)) throw new BadRequestError('invalid value for "list": expected a boolean');
         wantsList = /^(true|1|t)$/i.test(flag);
       }
       delete query['list'];
-      const contentType = req.headers['content-type'];
+      const { headers } = input;
+      const contentType = headers['content-type'];
       const operation = operationOf(method, wantsList, contentType);
       let data = query;
       // Binary uploads (snapshots) stream through to their handler instead of being buffered.
       const binary = operation === 'update' && contentType === 'application/octet-stream';
       if (binary) data = {};
-      else if (operation === 'update' || operation === 'patch' || (operation === 'delete' && req.headers['content-length'] && req.headers['content-length'] !== '0')) {
-        const body = parseBody(await readBody(req, maxRequestSize), contentType);
+      else if (operation === 'update' || operation === 'patch' || (operation === 'delete' && headers['content-length'] && headers['content-length'] !== '0')) {
+        const body = parseBody(await input.readBody(), contentType);
         data = operation === 'delete' ? { ...query, ...body } : body;
       }
       if (operation === 'list' && path !== '' && !path.endsWith('/')) path += '/';
-      const token = tokenOf(req);
-      const wrapTtl = wrapTtlOf(req);
-      let remoteAddress = req.socket.remoteAddress;
+      const token = tokenOf(headers);
+      const wrapTtl = wrapTtlOf(headers);
+      const { remoteAddress } = input;
       if (cluster) {
-        const forwarded = req.headers[FORWARDED_HEADER];
-        if (typeof forwarded === 'string') remoteAddress = cluster.auth.verify(forwarded, isListRequest(req) ? 'LIST' : method, url) ?? remoteAddress;
         const gate = core.active ? cluster.gate() : null;
         if (gate) await gate;
       }
@@ -222,14 +256,125 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
         ...(token ? { token } : {}),
         ...(wrapTtl ? { wrapTtl } : {}),
         ...(remoteAddress ? { remoteAddress } : {}),
-        ...(binary ? { body: req } : {}),
-        headers: { 'x-vault-namespace': req.headers['x-vault-namespace'] as string | undefined },
+        ...(binary ? { body: input.stream() } : {}),
+        headers: { 'x-vault-namespace': headers['x-vault-namespace'] as string | undefined },
       });
-      send(res, reply.status, reply.body, head);
+      return { status: reply.status, body: reply.body, head, close: false };
+    } catch (err) {
+      const reply = errorReply(err, logger, randomUUID());
+      return { status: reply.status, body: reply.body, head, close: reply.status === 413 };
+    }
+  }
+
+  /** A standby's call on the active node: the request runs here, never forwarded again. */
+  async function serveCall(payload: Buffer): Promise<Buffer> {
+    const call = decodeForwardedRequest(payload);
+    const list = call.method === 'LIST';
+    const input: ApiRequest = {
+      method: list ? 'GET' : call.method,
+      url: call.url,
+      headers: headerMap(call.headers),
+      list,
+      remoteAddress: call.remoteAddress,
+      readBody: async () => {
+        if (maxRequestSize > 0 && call.body.length > maxRequestSize) throw new PayloadTooLargeError(maxRequestSize);
+        return call.body;
+      },
+      stream: () => Readable.from([call.body]),
+    };
+    let reply: ApiReply;
+    if (!core.active) {
+      const refused = errorReply(new StandbyError('the node this request was forwarded to is no longer the active node; retry'), logger, randomUUID());
+      reply = { status: refused.status, body: refused.body, head: false, close: false };
+    } else {
+      reply = await execute(input);
+    }
+    let { status, body } = reply;
+    if (body instanceof Readable) {
+      // Standbys send the requests whose answers stream over HTTP instead; this is a safeguard.
+      body.destroy();
+      const refused = errorReply(new BadRequestError('this request cannot be forwarded over the cluster connection; send it to the active node'), logger, randomUUID());
+      ({ status, body } = refused);
+    }
+    const headers: Array<[string, string]> = [['cache-control', 'no-store']];
+    if (reply.close) headers.push(['connection', 'close']);
+    if (body === null || body === undefined) return encodeForwardedResponse({ status, headers, body: Buffer.alloc(0) });
+    headers.push(['content-type', 'application/json']);
+    return encodeForwardedResponse({ status, headers, body: Buffer.from(JSON.stringify(body)) });
+  }
+
+  /** Hands a client's request to the active node over the cluster connection; false when that is not possible. */
+  async function forwardOverCluster(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+    let body: Buffer;
+    try {
+      body = await readBody(req, maxRequestSize);
     } catch (err) {
       const reply = errorReply(err, logger, randomUUID());
       if (reply.status === 413) res.setHeader('connection', 'close');
-      send(res, reply.status, reply.body, head);
+      send(res, reply.status, reply.body, req.method === 'HEAD');
+      return true;
     }
+    const payload = encodeForwardedRequest({
+      method: isListRequest(req) ? 'LIST' : req.method ?? 'GET',
+      url: req.url ?? '/',
+      headers: forwardedHeaders(req.headers),
+      ...(req.socket.remoteAddress ? { remoteAddress: req.socket.remoteAddress } : {}),
+      body,
+    });
+    const answering = cluster?.call(payload);
+    if (!answering) return false;
+    let answer;
+    try {
+      answer = decodeForwardedResponse(await answering);
+    } catch (err) {
+      logger.warn('forwarding to the active node failed', { err: (err as Error).message });
+      send(res, 503, { errors: ['this node is a standby and could not reach the active node; retry shortly'] }, req.method === 'HEAD');
+      return true;
+    }
+    const out: Record<string, string | string[] | number> = {};
+    for (const [name, value] of answer.headers) {
+      const prev = out[name];
+      out[name] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [String(prev), value];
+    }
+    out['content-length'] = answer.body.length;
+    res.writeHead(answer.status, out);
+    res.end(req.method === 'HEAD' ? undefined : answer.body);
+    return true;
+  }
+
+  cluster?.serveCalls(serveCall);
+
+  return async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (cluster && !core.active && !core.sealed) {
+      const url = req.url ?? '/';
+      const q = url.indexOf('?');
+      const path = q === -1 ? url.slice(4) : url.slice(4, q);
+      const local = core.isLocalPath(path);
+      // Just after a restart or an election a standby may not know the active node yet.
+      const active = local ? null : cluster.activeAddress() ?? (await cluster.awaitActive());
+      if (active !== null && !core.active) {
+        if (req.headers['x-vault-no-request-forwarding'] !== undefined) redirectToActive(req, res, active);
+        else if (!carriedOverCluster(req, path) || !(await forwardOverCluster(req, res))) {
+          const ca = cluster.apiCa();
+          await forwardRequest(req, res, { target: active, auth: cluster.auth, logger, ...(ca ? { ca } : {}) });
+        }
+        return;
+      }
+    }
+    const url = req.url ?? '/';
+    const method = req.method ?? 'GET';
+    const list = isListRequest(req);
+    let remoteAddress = req.socket.remoteAddress;
+    if (cluster) {
+      const forwarded = req.headers[FORWARDED_HEADER];
+      if (typeof forwarded === 'string') remoteAddress = cluster.auth.verify(forwarded, list ? 'LIST' : method, url) ?? remoteAddress;
+    }
+    const reply = await execute({
+      method, url, headers: req.headers, list, remoteAddress,
+      readBody: () => readBody(req, maxRequestSize),
+      stream: () => req,
+    });
+    if (reply.close) res.setHeader('connection', 'close');
+    send(res, reply.status, reply.body, reply.head);
   };
 }

@@ -19,6 +19,8 @@ export { GrpcTransport } from './transport/grpc-transport';
 export type { GrpcTransportOptions } from './transport/grpc-transport';
 export type { TransportStats } from './transport/peer-sender';
 export { SnapshotSendError } from './transport/errors';
+export { MemberCallError } from './transport/member-calls';
+export type { CallHandler } from './transport/member-calls';
 export type { SnapshotSendFailure } from './transport/errors';
 export { createClusterTls } from './tls/cluster-tls';
 export type { ClusterTls } from './tls/cluster-tls';

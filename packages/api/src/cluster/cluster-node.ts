@@ -62,6 +62,10 @@ export class ClusterNode implements ClusterControl {
    */
   readonly storage = new RaftStorage(null, { readBarrier: false });
   private node: RaftNode | null = null;
+  /** The node's transport, which also carries standbys' requests to the active node. */
+  private transport: GrpcTransport | null = null;
+  /** What the active node does with a request a standby hands it (set by the API's dispatcher). */
+  private callHandler: ((payload: Buffer) => Promise<Buffer>) | null = null;
   private core: Core | null = null;
   private tls: ClusterTls | null = null;
   private auth: ForwardingAuth | null = null;
@@ -136,6 +140,16 @@ export class ClusterNode implements ClusterControl {
       },
       auth: this.forwardingAuth(),
       apiCa: () => this.apiCa,
+      call: (payload) => {
+        const node = this.node;
+        const transport = this.transport;
+        if (!node || !transport || node.leader === null || node.isLeader) return null;
+        const advert = this.leaderAdvert(node);
+        return advert ? transport.call(advert.cluster, payload) : null;
+      },
+      serveCalls: (handler) => {
+        this.callHandler = handler;
+      },
       gate: () => {
         const node = this.node;
         if (!node || !node.isLeader) return Promise.reject(new StandbyError('this node no longer leads the cluster; retry'));
@@ -166,13 +180,19 @@ export class ClusterNode implements ClusterControl {
   /** The last advert decoded, since a standby looks the leader's up on every request it forwards. */
   private lastAdvert: { text: string; advert: Advert | null } | null = null;
 
-  private leaderInfo(): LeaderInfo | null {
-    const node = this.node;
-    if (!node || node.leader === null) return null;
+  /** The leader's advert; the decoded one is kept while it does not change. */
+  private leaderAdvert(node: RaftNode): Advert | null {
+    if (node.leader === null) return null;
     const text = node.addressOf(node.leader);
     if (text === undefined) return null;
     if (this.lastAdvert?.text !== text) this.lastAdvert = { text, advert: decodeAdvert(text) };
-    const { advert } = this.lastAdvert;
+    return this.lastAdvert.advert;
+  }
+
+  private leaderInfo(): LeaderInfo | null {
+    const node = this.node;
+    if (!node || node.leader === null) return null;
+    const advert = this.leaderAdvert(node);
     if (!advert) return null;
     return { self: node.isLeader, apiAddress: advert.api, clusterAddress: `https://${advert.cluster}` };
   }
@@ -191,7 +211,11 @@ export class ClusterNode implements ClusterControl {
     this.auth = new ForwardingAuth(createHash('sha256').update('strongroom request forwarding\n').update(tls.key).digest());
     await this.settleListenPort();
     const { host, port } = this.options.listen;
-    const transport = new GrpcTransport({ id: this.options.nodeId, listen: `${host}:${port}`, tls: { ca: tls.caCert, cert: tls.cert, key: tls.key }, clock: this.clock, logger: this.options.logger });
+    const transport = new GrpcTransport({
+      id: this.options.nodeId, listen: `${host}:${port}`, tls: { ca: tls.caCert, cert: tls.cert, key: tls.key }, clock: this.clock, logger: this.options.logger,
+      callHandler: () => this.callHandler,
+    });
+    this.transport = transport;
     const node = await RaftNode.open({
       id: this.options.nodeId,
       dataDir: join(this.options.dir, 'raft'),
@@ -602,6 +626,7 @@ export class ClusterNode implements ClusterControl {
     await this.reconciling;
     await this.node?.close();
     this.node = null;
+    this.transport = null;
     this.storage.attach(null);
   }
 }

@@ -5,10 +5,11 @@ import type { Logger } from '@strongroom/core';
 import { LIST_MARKER_HEADER, isListRequest } from '../http/list-method';
 
 /**
- * A standby hands every request it does not answer itself to the active node over HTTP. The
- * active node must still see the client's address (bound CIDRs, audit), so the standby passes
- * it in a header signed with a key every member holds and nobody else does; a header that does
- * not verify is ignored, never trusted.
+ * The HTTP way a standby hands a request to the active node, kept for the requests whose bodies
+ * stream (snapshot uploads and downloads); the others go over the cluster connection
+ * (forwarded-call.ts). The active node must still see the client's address (bound CIDRs,
+ * audit), so the standby passes it in a header signed with a key every member holds and nobody
+ * else does; a header that does not verify is ignored, never trusted.
  */
 export const FORWARDED_HEADER = 'x-strongroom-forwarded-for';
 
@@ -51,6 +52,17 @@ const HOP_HEADERS = new Set([
 ]);
 
 const agents = { http: new http.Agent({ keepAlive: true, maxSockets: 256 }), https: new https.Agent({ keepAlive: true, maxSockets: 256 }) };
+
+/** A request's end-to-end headers, one [name, value] pair per value, for a forwarded copy of it. */
+export function forwardedHeaders(headers: http.IncomingHttpHeaders): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (const [name, value] of Object.entries(headers)) {
+    if (HOP_HEADERS.has(name) || value === undefined) continue;
+    if (Array.isArray(value)) for (const v of value) out.push([name, v]);
+    else out.push([name, value]);
+  }
+  return out;
+}
 
 export interface ForwardOptions {
   /** The active node's API address, e.g. `http://127.0.0.1:8200`. */

@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { GrpcTransport } from '@strongroom/raft';
 import { call, initAndUnseal, startTestServer, type TestServer } from '../test-support/servers';
 import { makeSelfSignedCert } from '../test-support/tls';
 
@@ -74,5 +75,52 @@ describe('a node joining a leader', () => {
     const redirect = await fetch(`${joiner.url}/v1/secret/data/via-standby`, { headers: { 'x-vault-token': root, 'x-vault-no-request-forwarding': 'true' }, redirect: 'manual' });
     expect(redirect.status).toBe(307);
     expect(redirect.headers.get('location')).toBe(`${leader.url}/v1/secret/data/via-standby`);
+  });
+
+  it('hands requests to the active node over the cluster connection, with the client address and LIST intact', async () => {
+    const calls = jest.spyOn(GrpcTransport.prototype, 'call');
+    try {
+      await call(joiner.url, 'POST', 'secret/data/listed/a', { token: root, body: { data: { v: 1 } } });
+      const listed = await call(joiner.url, 'LIST', 'secret/metadata/listed', { token: root });
+      expect(listed.status).toBe(200);
+      expect(listed.json.data.keys).toEqual(['a']);
+      expect(calls).toHaveBeenCalled();
+
+      // A token bound to the client's address works through the standby, so the address arrived;
+      // a client's own claim to be forwarded is dropped, not believed.
+      const bound = await call(joiner.url, 'POST', 'auth/token/create', { token: root, body: { policies: ['default'], bound_cidrs: ['127.0.0.1/32'] } });
+      const token = bound.json.auth.client_token as string;
+      expect((await call(joiner.url, 'GET', 'auth/token/lookup-self', { token })).status).toBe(200);
+      const elsewhere = await call(joiner.url, 'POST', 'auth/token/create', { token: root, body: { policies: ['default'], bound_cidrs: ['10.0.0.0/8'] } });
+      const spoofed = await call(joiner.url, 'GET', 'auth/token/lookup-self', {
+        token: elsewhere.json.auth.client_token, headers: { 'x-strongroom-forwarded-for': '10.1.2.3;0;AAAA' },
+      });
+      expect(spoofed.status).toBe(403);
+
+      // Errors come back as the active node gave them, and a HEAD has no body.
+      const missing = await call(joiner.url, 'GET', 'secret/data/none-here', { token: root });
+      expect(missing.status).toBe(404);
+      const head = await fetch(`${joiner.url}/v1/secret/data/via-standby`, { method: 'HEAD', headers: { 'x-vault-token': root } });
+      expect(head.status).toBe(200);
+      expect(await head.text()).toBe('');
+      const bad = await call(joiner.url, 'POST', 'secret/data/bad', { token: root, raw: '{not json' });
+      expect(bad.status).toBe(400);
+      expect(bad.json.errors[0]).toMatch(/failed to parse JSON/);
+    } finally {
+      calls.mockRestore();
+    }
+  });
+
+  it('still streams a snapshot download through the standby over HTTP', async () => {
+    const calls = jest.spyOn(GrpcTransport.prototype, 'call');
+    try {
+      const res = await fetch(`${joiner.url}/v1/sys/storage/raft/snapshot`, { headers: { 'x-vault-token': root } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('application/octet-stream');
+      expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(0);
+      expect(calls).not.toHaveBeenCalled();
+    } finally {
+      calls.mockRestore();
+    }
   });
 });

@@ -5,6 +5,7 @@ import { CLUSTER_SERVER_NAME } from '../tls/cluster-name';
 import { createClusterTls, type ClusterTls } from '../tls/cluster-tls';
 import { encodeMessage, type WireBatch } from './codec';
 import { SnapshotSendError } from './errors';
+import { MemberCallError } from './member-calls';
 import { GrpcTransport, type GrpcTransportOptions } from './grpc-transport';
 import { FROM_HEADER, TO_HEADER, raftService } from './raft-proto';
 import type { TransportHandlers } from './transport';
@@ -343,5 +344,57 @@ describe('GrpcTransport.close', () => {
     expect(Date.now() - begun).toBeLessThan(500);
     a.transport.send(numbered('a', 'b', 1, 1));
     expect(a.transport.stats().sent).toBe(1);
+  });
+});
+
+describe('GrpcTransport calls between members', () => {
+  it('carries concurrent calls on one stream and matches answers that come back out of order', async () => {
+    const gates = new Map<string, () => void>();
+    const b = await startNode('b', {
+      callHandler: () => async (payload) => {
+        const text = payload.toString();
+        await new Promise<void>((resolve) => gates.set(text, resolve));
+        return Buffer.from(`done ${text}`);
+      },
+    });
+    const a = await startNode('a');
+    const calls = ['one', 'two', 'three'].map((t) => a.transport.call(b.transport.address, Buffer.from(t)));
+    await waitFor('the calls to arrive', () => gates.size === 3);
+    for (const t of ['three', 'one', 'two']) gates.get(t)?.();
+    expect((await Promise.all(calls)).map(String)).toEqual(['done one', 'done two', 'done three']);
+  });
+
+  it('answers a failed handler, or a member with none, with MemberCallError carrying the reason', async () => {
+    let serving = false;
+    const b = await startNode('b', {
+      callHandler: () => (serving ? async () => { throw new Error('the handler broke'); } : null),
+    });
+    const a = await startNode('a');
+    await expect(a.transport.call(b.transport.address, Buffer.from('x'))).rejects.toThrow('this member does not serve calls yet');
+    serving = true;
+    const failed = a.transport.call(b.transport.address, Buffer.from('x'));
+    await expect(failed).rejects.toBeInstanceOf(MemberCallError);
+    await expect(failed).rejects.toThrow('the handler broke');
+  });
+
+  it('fails the calls in flight when the member goes away, and dials again for the next one', async () => {
+    let release: () => void = () => {};
+    const b = await startNode('b', { callHandler: () => () => new Promise<Buffer>((resolve) => { release = () => resolve(Buffer.from('late')); }) });
+    const a = await startNode('a');
+    const waiting = a.transport.call(b.transport.address, Buffer.from('x'));
+    await sleep(50);
+    await b.transport.close();
+    release();
+    await expect(waiting).rejects.toBeInstanceOf(MemberCallError);
+
+    const c = await startNode('c', { callHandler: () => async (p) => Buffer.from(`c got ${p.toString()}`) });
+    expect((await a.transport.call(c.transport.address, Buffer.from('y'))).toString()).toBe('c got y');
+  });
+
+  it('refuses a caller without the cluster certificate', async () => {
+    const b = await startNode('b', { callHandler: () => async () => Buffer.from('secret') });
+    const stranger = new GrpcTransport({ id: 'x', listen: '127.0.0.1:0', tls: { ca: tls.caCert, cert: foreignTls.cert, key: foreignTls.key } });
+    started.push(stranger);
+    await expect(stranger.call(b.transport.address, Buffer.from('x'))).rejects.toBeInstanceOf(MemberCallError);
   });
 });

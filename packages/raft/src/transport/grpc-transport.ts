@@ -8,6 +8,7 @@ import {
   type ChannelCredentials,
   type ChannelOptions,
   type sendUnaryData,
+  type ServerDuplexStream,
   type ServerReadableStream,
 } from '@grpc/grpc-js';
 import { silentLogger, systemClock, type Clock, type Logger } from '@strongroom/core';
@@ -15,8 +16,9 @@ import type { Message, NodeId } from '../core/types';
 import { CLUSTER_SERVER_NAME } from '../tls/cluster-name';
 import { decodeMessage, type WireBatch, type WireSnapshotChunk } from './codec';
 import { SnapshotSendError } from './errors';
+import { CallChannel, MemberCallError, serveCalls, type CallHandler } from './member-calls';
 import { PeerSender, emptyStats, type SenderContext, type TransportStats } from './peer-sender';
-import { FROM_HEADER, TO_HEADER, raftService } from './raft-proto';
+import { FROM_HEADER, TO_HEADER, raftService, type WireCallRequest, type WireCallResponse } from './raft-proto';
 import { receiveSnapshot } from './snapshot-receiver';
 import { streamSnapshot } from './snapshot-sender';
 import type { Transport, TransportHandlers } from './transport';
@@ -41,6 +43,11 @@ export interface GrpcTransportOptions {
   reconnect?: { initialMs: number; maxMs: number };
   /** sendSnapshot fails when no chunk left and no answer came for this long. Default 30 s. */
   snapshotIdleTimeoutMs?: number;
+  /**
+   * Serves the calls other members make with `call` (asked anew for each call, so it can be
+   * set after start); null or absent answers each call with an error.
+   */
+  callHandler?: () => CallHandler | null;
 }
 
 const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
@@ -96,6 +103,9 @@ export class GrpcTransport implements Transport {
   private readonly closing = new AbortController();
   private server: Server | null = null;
   private handlers: TransportHandlers | null = null;
+  private readonly callHandler: () => CallHandler | null;
+  /** Streams of calls to other members, by address. */
+  private readonly callChannels = new Map<string, CallChannel>();
   private boundPort: number | null = null;
   private closed = false;
 
@@ -107,6 +117,7 @@ export class GrpcTransport implements Transport {
     this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     if (!(this.maxMessageBytes >= MIN_MAX_MESSAGE_BYTES)) throw new RangeError(`maxMessageBytes must be at least ${MIN_MAX_MESSAGE_BYTES}`);
     this.snapshotIdleTimeoutMs = options.snapshotIdleTimeoutMs ?? DEFAULT_SNAPSHOT_IDLE_TIMEOUT_MS;
+    this.callHandler = options.callHandler ?? (() => null);
     const reconnect = options.reconnect ?? DEFAULT_RECONNECT;
     const { ca, cert, key } = options.tls;
     // true: a client without a certificate chained to `ca` is refused.
@@ -158,6 +169,7 @@ export class GrpcTransport implements Transport {
           handle: (m, data) => handlers.snapshot(m, data),
           misaddressed: () => this.counters.dropped.misaddressed++,
         }),
+      Calls: (call: ServerDuplexStream<WireCallRequest, WireCallResponse>) => serveCalls(call, this.callHandler),
     });
     this.server = server;
     try {
@@ -186,6 +198,28 @@ export class GrpcTransport implements Transport {
     this.removePeer(id);
     const client = new Client(address, this.channelCredentials, this.channelOptions);
     this.peers.set(id, new PeerSender(id, address, client, this.senderContext));
+  }
+
+  /**
+   * Asks the member listening at `address` (host:port of its cluster listener) to handle
+   * `payload` with its call handler, over a stream of this transport's own, with the cluster's
+   * mutual TLS. Rejects with MemberCallError when no answer comes; the call may have run.
+   */
+  call(address: string, payload: Buffer): Promise<Buffer> {
+    if (this.closed) return Promise.reject(new MemberCallError('the transport is closed', address));
+    let channel = this.callChannels.get(address);
+    if (!channel) {
+      // Calls go to whichever member leads; a stream to one that no longer does is let go once idle.
+      for (const [other, idle] of this.callChannels) {
+        if (idle.waiting === 0) {
+          idle.close();
+          this.callChannels.delete(other);
+        }
+      }
+      channel = new CallChannel(address, new Client(address, this.channelCredentials, this.channelOptions), raftService().calls);
+      this.callChannels.set(address, channel);
+    }
+    return channel.call(payload);
   }
 
   removePeer(id: NodeId): void {
@@ -232,6 +266,8 @@ export class GrpcTransport implements Transport {
     this.closing.abort();
     for (const peer of this.peers.values()) peer.close();
     this.peers.clear();
+    for (const channel of this.callChannels.values()) channel.close();
+    this.callChannels.clear();
     this.dirty.clear();
     this.inbound.clear();
     this.handlers = null;

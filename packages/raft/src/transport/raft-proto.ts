@@ -39,10 +39,22 @@ export function raftProtoPath(): string {
   return file;
 }
 
+export interface WireCallRequest {
+  id: number;
+  payload: Buffer;
+}
+
+export interface WireCallResponse {
+  id: number;
+  payload: Buffer;
+  error: string;
+}
+
 export interface RaftService {
   definition: ServiceDefinition;
   stream: MethodDefinition<WireBatch, object>;
   installSnapshot: MethodDefinition<WireSnapshotChunk, object>;
+  calls: MethodDefinition<WireCallRequest, WireCallResponse>;
 }
 
 let loaded: RaftService | undefined;
@@ -53,10 +65,11 @@ export function raftService(): RaftService {
     const definition = loadSync(raftProtoPath(), LOADER_OPTIONS)['strongroom.raft.Raft'] as ServiceDefinition;
     const stream = definition['Stream'];
     const installSnapshot = definition['InstallSnapshot'];
-    if (stream === undefined || installSnapshot === undefined) {
-      throw new Error('raft.proto does not declare the Raft service with Stream and InstallSnapshot');
+    const calls = definition['Calls'];
+    if (stream === undefined || installSnapshot === undefined || calls === undefined) {
+      throw new Error('raft.proto does not declare the Raft service with Stream, InstallSnapshot and Calls');
     }
-    loaded = { definition, stream, installSnapshot };
+    loaded = { definition, stream, installSnapshot, calls: calls as MethodDefinition<WireCallRequest, WireCallResponse> };
   }
   return loaded;
 }
