@@ -57,46 +57,30 @@ describe('CachedStorage with reads and writes in flight together', () => {
     return { inner, storage, release: () => held.splice(0).forEach((r) => r()) };
   }
 
-  it('does not cache a value read before a write that finished first', async () => {
+  it.each([
+    ['a write through the cache', async (cache: CachedStorage) => cache.put('k', Buffer.from('new')), 'new'],
+    ['a delete through the cache', async (cache: CachedStorage) => cache.delete('k'), null],
+    ['a write beneath it and the invalidation of its key', async (cache: CachedStorage, inner: MemoryStorage) => {
+      await inner.put('k', Buffer.from('new'));
+      cache.invalidate(['k']);
+    }, 'new'],
+    ['a write beneath it and the invalidation of everything', async (cache: CachedStorage, inner: MemoryStorage) => {
+      await inner.put('k', Buffer.from('new'));
+      cache.invalidate();
+    }, 'new'],
+  ])('does not cache a value read before %s that finished first', async (_what, change, expected) => {
     const { inner, storage, release } = slowReads();
     await inner.put('k', Buffer.from('old'));
     const cache = new CachedStorage(storage);
     const read = cache.get('k');
     await new Promise((r) => setImmediate(r));
-    await cache.put('k', Buffer.from('new'));
+    await change(cache, inner);
     release();
     expect((await read)?.toString()).toBe('old');
     const after = cache.get('k');
     await new Promise((r) => setImmediate(r));
     release();
-    expect((await after)?.toString()).toBe('new');
-  });
-
-  it('does not cache a value read before a delete or an invalidation', async () => {
-    const { inner, storage, release } = slowReads();
-    await inner.put('k', Buffer.from('old'));
-    const cache = new CachedStorage(storage);
-    const read = cache.get('k');
-    await new Promise((r) => setImmediate(r));
-    await cache.delete('k');
-    release();
-    await read;
-    const after = cache.get('k');
-    await new Promise((r) => setImmediate(r));
-    release();
-    expect(await after).toBeNull();
-
-    await inner.put('j', Buffer.from('one'));
-    const stale = cache.get('j');
-    await new Promise((r) => setImmediate(r));
-    await inner.put('j', Buffer.from('two'));
-    cache.invalidate(['j']);
-    release();
-    await stale;
-    const fresh = cache.get('j');
-    await new Promise((r) => setImmediate(r));
-    release();
-    expect((await fresh)?.toString()).toBe('two');
+    expect((await after)?.toString() ?? null).toBe(expected);
   });
 
   it('still caches reads of other keys while writes are in flight', async () => {
@@ -111,24 +95,22 @@ describe('CachedStorage with reads and writes in flight together', () => {
     });
     const get = jest.spyOn(storage, 'get');
     const cache = new CachedStorage(storage);
-    const write = cache.txn([{ type: 'put', key: 'data/1', value: Buffer.from('v') }]);
+    /** Writes `key` while a read of `read` is in flight, and ends the write before the read. */
+    const readAcrossWrite = async (key: string, value: string, read: string) => {
+      const write = cache.txn([{ type: 'put', key, value: Buffer.from(value) }]);
+      const reading = cache.get(read);
+      await new Promise((r) => setImmediate(r));
+      finishWrite();
+      await write;
+      release();
+      return reading;
+    };
     // A read of another key that is in flight when the write ends is still cached.
-    const config = cache.get('config');
-    await new Promise((r) => setImmediate(r));
-    finishWrite();
-    await write;
-    release();
-    expect((await config)?.toString()).toBe('c');
+    expect((await readAcrossWrite('data/1', 'v', 'config'))?.toString()).toBe('c');
     expect((await cache.get('config'))?.toString()).toBe('c');
     expect(get).toHaveBeenCalledTimes(1);
     // A read of the written key in flight when the write ends is not; the write's own value is.
-    const second = cache.txn([{ type: 'put', key: 'data/1', value: Buffer.from('w') }]);
-    const data = cache.get('data/1');
-    await new Promise((r) => setImmediate(r));
-    finishWrite();
-    await second;
-    release();
-    await data;
+    await readAcrossWrite('data/1', 'w', 'data/1');
     const again = cache.get('data/1');
     await new Promise((r) => setImmediate(r));
     release();
@@ -156,21 +138,5 @@ describe('CachedStorage with reads and writes in flight together', () => {
     await first;
     expect((await cache.get('k'))?.toString()).toBe('1');
     expect(get).toHaveBeenCalledTimes(1);
-  });
-
-  it('drops everything in flight on a full invalidation', async () => {
-    const { inner, storage, release } = slowReads();
-    await inner.put('k', Buffer.from('old'));
-    const cache = new CachedStorage(storage);
-    const read = cache.get('k');
-    await new Promise((r) => setImmediate(r));
-    await inner.put('k', Buffer.from('new'));
-    cache.invalidate();
-    release();
-    expect((await read)?.toString()).toBe('old');
-    const after = cache.get('k');
-    await new Promise((r) => setImmediate(r));
-    release();
-    expect((await after)?.toString()).toBe('new');
   });
 });
