@@ -165,15 +165,7 @@ export class Provider {
    */
   deleteUser(config: RootConfig, userName: string): Promise<void> {
     return this.using(this.iam(config), `deleting IAM user ${userName}`, async (iam) => {
-      const userPresent = async (): Promise<boolean> => {
-        try {
-          await iam.send(new GetUserCommand({ UserName: userName }));
-          return true;
-        } catch (err) {
-          if (isNoSuchEntity(err)) return false;
-          throw err;
-        }
-      };
+      const userPresent = (): Promise<boolean> => this.userPresent(iam, userName);
       /**
        * Runs one step. On NoSuchEntity: the user gone ends the removal; otherwise the step's
        * target is what is missing, which counts as done when `targetGoneIsDone` (a delete of
@@ -277,15 +269,17 @@ export class Provider {
 
   /** Whether an IAM user exists. */
   userExists(config: RootConfig, userName: string): Promise<boolean> {
-    return this.using(this.iam(config), `looking up IAM user ${userName}`, async (iam) => {
-      try {
-        await iam.send(new GetUserCommand({ UserName: userName }));
-        return true;
-      } catch (err) {
-        if (isNoSuchEntity(err)) return false;
-        throw err;
-      }
-    });
+    return this.using(this.iam(config), `looking up IAM user ${userName}`, (iam) => this.userPresent(iam, userName));
+  }
+
+  private async userPresent(iam: IAMClient, userName: string): Promise<boolean> {
+    try {
+      await iam.send(new GetUserCommand({ UserName: userName }));
+      return true;
+    } catch (err) {
+      if (isNoSuchEntity(err)) return false;
+      throw err;
+    }
   }
 
   /** A user's access keys, oldest first (the provider lists them in creation order). */
