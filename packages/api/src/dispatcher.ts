@@ -5,8 +5,9 @@ import {
   BadRequestError, parseDurationSeconds, PayloadTooLargeError, StandbyError, UnsupportedMediaTypeError, UnsupportedOperationError,
   type Core, type Logger, type Operation,
 } from '@strongroom/core';
+import { MemberCallError } from '@strongroom/raft';
 import {
-  decodeForwardedRequest, decodeForwardedResponse, encodeForwardedRequest, encodeForwardedResponse,
+  decodeForwardedRequest, decodeForwardedResponse, encodeForwardedRequest, encodeForwardedResponse, NOT_ACTIVE,
 } from './cluster/forwarded-call';
 import { FORWARDED_HEADER, forwardedHeaders, forwardRequest, redirectToActive, type ForwardingAuth } from './cluster/forwarding';
 import { errorReply } from './errors-to-http';
@@ -282,13 +283,9 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
       },
       stream: () => Readable.from([call.body]),
     };
-    let reply: ApiReply;
-    if (!core.active) {
-      const refused = errorReply(new StandbyError('the node this request was forwarded to is no longer the active node; retry'), logger, randomUUID());
-      reply = { status: refused.status, body: refused.body, head: false, close: false };
-    } else {
-      reply = await execute(input);
-    }
+    // Never forwarded a second time: the standby that sent it finds the new active node itself.
+    if (!core.active) throw new Error(NOT_ACTIVE);
+    const reply = await execute(input);
     let { status, body } = reply;
     if (body instanceof Readable) {
       // Standbys send the requests whose answers stream over HTTP instead; this is a safeguard.
@@ -325,7 +322,14 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
     if (!answering) return false;
     let answer;
     try {
-      answer = decodeForwardedResponse(await answering);
+      answer = decodeForwardedResponse(await answering.catch(async (err: unknown) => {
+        // The node it went to had just lost the lead and did not run it: once more, to the new one.
+        if (!(err instanceof MemberCallError) || err.message !== NOT_ACTIVE || !cluster) throw err;
+        await cluster.awaitActive();
+        const again = cluster.call(payload);
+        if (!again) throw new StandbyError();
+        return again;
+      }));
     } catch (err) {
       logger.warn('forwarding to the active node failed', { err: (err as Error).message });
       send(res, 503, { errors: ['this node is a standby and could not reach the active node; retry shortly'] }, req.method === 'HEAD');

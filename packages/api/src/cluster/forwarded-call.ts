@@ -4,6 +4,12 @@
  * and headers) and the body as raw bytes, framed as `u32 head length ‖ head ‖ body`. The
  * connection is mutual TLS between members, so the client address in it is taken as given.
  */
+/**
+ * Why an active node that has just lost the lead refuses a call: the request did not run, so
+ * the standby may send it once more to whichever node leads now.
+ */
+export const NOT_ACTIVE = 'this node is no longer the active node';
+
 export interface ForwardedRequest {
   method: string;
   url: string;

@@ -1,0 +1,87 @@
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { silentLogger, type Core } from '@strongroom/core';
+import { MemberCallError } from '@strongroom/raft';
+import { createApp } from '../app';
+import type { ClusterRouting } from '../dispatcher';
+import { ForwardingAuth } from './forwarding';
+import { decodeForwardedRequest, encodeForwardedResponse, NOT_ACTIVE } from './forwarded-call';
+
+/**
+ * A standby's dispatcher with the cluster stubbed out: what it sends to the active node over
+ * the cluster connection, and what it makes of the answers and failures that come back.
+ */
+describe('a standby handing requests to the active node', () => {
+  let server: http.Server;
+  let url: string;
+  let answers: Array<(payload: Buffer) => Promise<Buffer>>;
+  let sent: Buffer[];
+  let waitedForActive: number;
+
+  beforeAll(async () => {
+    const standby = { active: false, sealed: false, isLocalPath: () => false } as unknown as Core;
+    const routing: ClusterRouting = {
+      activeAddress: () => 'http://127.0.0.1:1',
+      awaitActive: async () => {
+        waitedForActive++;
+        return 'http://127.0.0.1:1';
+      },
+      auth: new ForwardingAuth(Buffer.alloc(32, 1)),
+      apiCa: () => undefined,
+      gate: () => null,
+      call: (payload) => {
+        sent.push(payload);
+        const next = answers.shift();
+        return next ? next(payload) : null;
+      },
+      serveCalls: () => {},
+    };
+    const { listener } = createApp(standby, { maxRequestSize: 1024, logger: silentLogger, cluster: routing });
+    server = http.createServer(listener);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  beforeEach(() => {
+    answers = [];
+    sent = [];
+    waitedForActive = 0;
+  });
+
+  const ok = async () => encodeForwardedResponse({ status: 200, headers: [['content-type', 'application/json']], body: Buffer.from('{"data":{"ok":true}}') });
+
+  it('sends the method, URL, headers, body and client address, and relays the answer', async () => {
+    answers.push(ok);
+    const res = await fetch(`${url}/v1/secret/data/a?x=1`, { method: 'POST', headers: { 'x-vault-token': 't', 'x-strongroom-forwarded-for': 'forged' }, body: '{"data":{}}' });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ data: { ok: true } });
+    const request = decodeForwardedRequest(sent[0] as Buffer);
+    expect(request).toMatchObject({ method: 'POST', url: '/v1/secret/data/a?x=1', remoteAddress: '127.0.0.1' });
+    expect(request.body.toString()).toBe('{"data":{}}');
+    expect(request.headers).toContainEqual(['x-vault-token', 't']);
+    expect(request.headers.map(([name]) => name)).not.toContain('x-strongroom-forwarded-for');
+  });
+
+  it('sends once more, to the new active node, when the one it reached had just lost the lead', async () => {
+    answers.push(() => Promise.reject(new MemberCallError(NOT_ACTIVE, '127.0.0.1:2')), ok);
+    const res = await fetch(`${url}/v1/secret/data/a`, { headers: { 'x-vault-token': 't' } });
+    expect(res.status).toBe(200);
+    expect(sent).toHaveLength(2);
+    expect(waitedForActive).toBe(1);
+  });
+
+  it('answers 503 without sending again when no answer came (the request may have run)', async () => {
+    answers.push(() => Promise.reject(new MemberCallError('no answer from 127.0.0.1:2: stream reset', '127.0.0.1:2')), ok);
+    const res = await fetch(`${url}/v1/secret/data/a`, { method: 'POST', headers: { 'x-vault-token': 't' }, body: '{}' });
+    expect(res.status).toBe(503);
+    expect((await res.json()).errors[0]).toMatch(/could not reach the active node/);
+    expect(sent).toHaveLength(1);
+  });
+
+  it('refuses a body over the limit itself, with 413, before sending anything', async () => {
+    answers.push(ok);
+    const res = await fetch(`${url}/v1/secret/data/a`, { method: 'POST', headers: { 'x-vault-token': 't' }, body: 'x'.repeat(2048) });
+    expect(res.status).toBe(413);
+    expect(sent).toHaveLength(0);
+  });
+});
