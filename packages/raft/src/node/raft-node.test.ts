@@ -95,6 +95,19 @@ describe('RaftNode on a single-node cluster', () => {
     expect(await again.propose(put('after', 'restart'))).toBe(true);
   });
 
+  it('spreads automatic snapshots by up to half the interval, drawn from the random source', async () => {
+    // 40 entries plus 0.5 of half of 40: the first snapshot waits for 50 applied entries.
+    const node = await start({ snapshotEvery: 40, snapshotTrailing: 5, raft: { random: () => 0.5 } });
+    await node.readBarrier();
+    while (node.applied < 49) await node.propose(put(`k/${node.applied}`, 'v'));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(node.applied).toBe(49);
+    expect(node.stats().snapshotsTaken).toBe(0);
+    await node.propose(put('k/50', 'v'));
+    await waitFor(() => node.stats().snapshotsTaken === 1, 'the first snapshot');
+    expect((await node.snapshot()).index).toBeGreaterThanOrEqual(50);
+  });
+
   it('writes a snapshot stream that verifies and holds the data', async () => {
     const node = await start();
     await node.propose(put('x', '1'));

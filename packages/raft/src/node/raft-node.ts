@@ -39,7 +39,11 @@ export interface RaftNodeOptions {
   electionTicks?: number;
   /** Ticks between heartbeats (default 1). */
   heartbeatTicks?: number;
-  /** Applied entries between automatic snapshots (default 8192). */
+  /**
+   * Applied entries between automatic snapshots (default 8192), plus up to half as many again,
+   * drawn anew for each snapshot from the core's random source, so that the members, which
+   * reach every index together, do not all snapshot and compact at the same moment.
+   */
   snapshotEvery?: number;
   /** Entries kept in the log below a snapshot, so followers that lag a little catch up from the log (default 1024). */
   snapshotTrailing?: number;
@@ -114,6 +118,9 @@ export class RaftNode {
   private readonly tickMs: number;
   private readonly electionTicks: number;
   private readonly snapshotEvery: number;
+  /** Applied entries after the latest snapshot at which the next automatic one starts. */
+  private snapshotAfter: number;
+  private readonly random: () => number;
   private readonly snapshotTrailing: number;
   private readonly proposalTimeoutMs: number;
   private readonly restoreChunkBytes: number;
@@ -178,6 +185,8 @@ export class RaftNode {
     this.tickMs = options.tickMs ?? DEFAULTS.tickMs;
     this.electionTicks = options.electionTicks ?? DEFAULTS.electionTicks;
     this.snapshotEvery = options.snapshotEvery ?? DEFAULTS.snapshotEvery;
+    this.random = options.raft?.random ?? Math.random;
+    this.snapshotAfter = this.drawSnapshotAfter();
     this.snapshotTrailing = options.snapshotTrailing ?? DEFAULTS.snapshotTrailing;
     this.proposalTimeoutMs = options.proposalTimeoutMs ?? 15_000;
     this.restoreChunkBytes = options.restoreChunkBytes ?? 512 * 1024;
@@ -605,7 +614,7 @@ export class RaftNode {
     }
     if (this.snapshotting) return;
     const latest = this.snapshots.latest();
-    const due = this.sm.applied - (latest?.header.index ?? 0) >= this.snapshotEvery || this.snapshotSoon;
+    const due = this.sm.applied - (latest?.header.index ?? 0) >= this.snapshotAfter || this.snapshotSoon;
     if (this.snapshotWaiters.length === 0 && !due) return;
     const waiters = this.snapshotWaiters;
     this.snapshotWaiters = [];
@@ -617,8 +626,13 @@ export class RaftNode {
     this.startSnapshot(waiters);
   }
 
+  private drawSnapshotAfter(): number {
+    return this.snapshotEvery + Math.floor(this.random() * (this.snapshotEvery / 2));
+  }
+
   /** Captures the applied state now (between applies) and writes it to a file in the background. */
   private startSnapshot(waiters: SnapshotWaiter[]): void {
+    this.snapshotAfter = this.drawSnapshotAfter();
     const view = this.sm.view();
     const header: SnapshotHeader = { ...view.header, conf: this.core.status().conf };
     const write = async () => {
