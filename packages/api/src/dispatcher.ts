@@ -191,7 +191,7 @@ function headerMap(pairs: Array<[string, string]>): IncomingHttpHeaders {
   const out: Record<string, string> = {};
   for (const [name, value] of pairs) {
     const key = name.toLowerCase();
-    out[key] = out[key] === undefined ? value : `${out[key]}, ${value}`;
+    out[key] = Object.hasOwn(out, key) ? `${out[key]}, ${value}` : value;
   }
   return out;
 }

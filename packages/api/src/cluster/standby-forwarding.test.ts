@@ -1,11 +1,12 @@
 import * as http from 'node:http';
+import { Readable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { silentLogger, type Core } from '@strongroom/core';
 import { MemberCallError } from '@strongroom/raft';
 import { createApp } from '../app';
 import type { ClusterRouting } from '../dispatcher';
 import { ForwardingAuth } from './forwarding';
-import { decodeForwardedRequest, encodeForwardedResponse, NOT_ACTIVE } from './forwarded-call';
+import { decodeForwardedRequest, decodeForwardedResponse, encodeForwardedRequest, encodeForwardedResponse, NOT_ACTIVE } from './forwarded-call';
 
 /**
  * A standby's dispatcher with the cluster stubbed out: what it sends to the active node over
@@ -83,5 +84,49 @@ describe('a standby handing requests to the active node', () => {
     const res = await fetch(`${url}/v1/secret/data/a`, { method: 'POST', headers: { 'x-vault-token': 't' }, body: 'x'.repeat(2048) });
     expect(res.status).toBe(413);
     expect(sent).toHaveLength(0);
+  });
+});
+
+describe('the active node serving a standby\'s call', () => {
+  function serving(core: Partial<Core> & { active: boolean }) {
+    let handler: ((payload: Buffer) => Promise<Buffer>) | undefined;
+    const routing = {
+      activeAddress: () => null, awaitActive: async () => null, auth: new ForwardingAuth(Buffer.alloc(32, 1)),
+      apiCa: () => undefined, gate: () => null, call: () => null,
+      serveCalls: (h: (payload: Buffer) => Promise<Buffer>) => { handler = h; },
+    } satisfies ClusterRouting;
+    createApp({ sealed: false, isLocalPath: () => false, ...core } as unknown as Core, { maxRequestSize: 1024, logger: silentLogger, cluster: routing });
+    return (request: Parameters<typeof encodeForwardedRequest>[0]) => (handler as (p: Buffer) => Promise<Buffer>)(encodeForwardedRequest(request));
+  }
+
+  it('runs LIST as a list with the client address and token it was given', async () => {
+    const handled: Array<Record<string, unknown>> = [];
+    const call = serving({
+      active: true,
+      handle: async (request: Record<string, unknown>) => {
+        handled.push(request);
+        return { status: 200, body: { data: { keys: ['a'] } } };
+      },
+    } as unknown as Partial<Core> & { active: boolean });
+    const answer = decodeForwardedResponse(await call({
+      method: 'LIST', url: '/v1/secret/metadata/dir', remoteAddress: '10.0.0.9',
+      headers: [['x-vault-token', 't'], ['constructor', 'c'], ['X-Vault-Namespace', 'team/']], body: Buffer.alloc(0),
+    }));
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body.toString())).toEqual({ data: { keys: ['a'] } });
+    expect(handled[0]).toMatchObject({ operation: 'list', path: 'secret/metadata/dir/', token: 't', remoteAddress: '10.0.0.9', headers: { 'x-vault-namespace': 'team/' } });
+  });
+
+  it('refuses before running anything once it is no longer active, and never answers with a stream', async () => {
+    const handle = jest.fn();
+    await expect(serving({ active: false, handle } as unknown as Partial<Core> & { active: boolean })({ method: 'GET', url: '/v1/x', headers: [], body: Buffer.alloc(0) }))
+      .rejects.toThrow(NOT_ACTIVE);
+    expect(handle).not.toHaveBeenCalled();
+
+    const stream = Readable.from(['data']);
+    const call = serving({ active: true, handle: async () => ({ status: 200, body: stream }) } as unknown as Partial<Core> & { active: boolean });
+    const answer = decodeForwardedResponse(await call({ method: 'GET', url: '/v1/sys/storage/raft/snapshot', headers: [], body: Buffer.alloc(0) }));
+    expect(answer.status).toBe(400);
+    expect(stream.destroyed).toBe(true);
   });
 });
