@@ -398,3 +398,19 @@ describe('GrpcTransport calls between members', () => {
     await expect(stranger.call(b.transport.address, Buffer.from('x'))).rejects.toBeInstanceOf(MemberCallError);
   });
 });
+
+describe('GrpcTransport calls past the message limit', () => {
+  it('fails only that call, before sending or instead of answering, and the stream carries on', async () => {
+    const limit = 64 * 1024;
+    const b = await startNode('b', {
+      maxMessageBytes: limit,
+      callHandler: () => async (payload) => (payload.toString() === 'big answer' ? Buffer.alloc(limit) : Buffer.from(`ok ${payload.length}`)),
+    });
+    const a = await startNode('a', { maxMessageBytes: limit });
+    const waiting = a.transport.call(b.transport.address, Buffer.from('small'));
+    await expect(a.transport.call(b.transport.address, Buffer.alloc(limit))).rejects.toThrow(/larger than the 65536-byte message limit/);
+    await expect(a.transport.call(b.transport.address, Buffer.from('big answer'))).rejects.toThrow(/answer is larger than/);
+    expect((await waiting).toString()).toBe('ok 5');
+    expect((await a.transport.call(b.transport.address, Buffer.from('after'))).toString()).toBe('ok 5');
+  });
+});

@@ -169,7 +169,7 @@ export class GrpcTransport implements Transport {
           handle: (m, data) => handlers.snapshot(m, data),
           misaddressed: () => this.counters.dropped.misaddressed++,
         }),
-      Calls: (call: ServerDuplexStream<WireCallRequest, WireCallResponse>) => serveCalls(call, this.callHandler),
+      Calls: (call: ServerDuplexStream<WireCallRequest, WireCallResponse>) => serveCalls(call, this.callHandler, this.maxMessageBytes),
     });
     this.server = server;
     try {
@@ -216,7 +216,7 @@ export class GrpcTransport implements Transport {
           this.callChannels.delete(other);
         }
       }
-      channel = new CallChannel(address, new Client(address, this.channelCredentials, this.channelOptions), raftService().calls);
+      channel = new CallChannel(address, new Client(address, this.channelCredentials, this.channelOptions), raftService().calls, this.maxMessageBytes);
       this.callChannels.set(address, channel);
     }
     return channel.call(payload);

@@ -15,6 +15,9 @@ export class MemberCallError extends Error {
 /** What a member does with a call it receives: the answer's payload. */
 export type CallHandler = (payload: Buffer) => Promise<Buffer>;
 
+/** Room for a call's own framing (id, field tags) within the transport's message limit. */
+const CALL_FRAMING_BYTES = 64;
+
 interface Pending {
   resolve(payload: Buffer): void;
   reject(err: Error): void;
@@ -35,6 +38,8 @@ export class CallChannel {
     readonly address: string,
     private readonly client: Client,
     private readonly method: MethodDefinition<WireCallRequest, WireCallResponse>,
+    /** The transport's message limit: a larger message would break the stream for every call on it. */
+    private readonly maxMessageBytes: number,
   ) {}
 
   /** Calls waiting for an answer. */
@@ -44,6 +49,9 @@ export class CallChannel {
 
   call(payload: Buffer): Promise<Buffer> {
     if (this.closed) return Promise.reject(new MemberCallError('the call channel is closed', this.address));
+    if (payload.length > this.maxMessageBytes - CALL_FRAMING_BYTES) {
+      return Promise.reject(new MemberCallError(`the request is larger than the ${this.maxMessageBytes}-byte message limit between members`, this.address));
+    }
     const stream = this.open();
     const id = this.nextId++;
     return new Promise<Buffer>((resolve, reject) => {
@@ -93,7 +101,9 @@ export class CallChannel {
  * that request with its message; the stream ends once the caller ended it and every answer
  * was written.
  */
-export function serveCalls(call: ServerDuplexStream<WireCallRequest, WireCallResponse>, handler: () => CallHandler | null): void {
+export function serveCalls(
+  call: ServerDuplexStream<WireCallRequest, WireCallResponse>, handler: () => CallHandler | null, maxMessageBytes: number,
+): void {
   let running = 0;
   let ended = false;
   const answer = (response: WireCallResponse) => {
@@ -108,7 +118,9 @@ export function serveCalls(call: ServerDuplexStream<WireCallRequest, WireCallRes
       return;
     }
     serve(request.payload).then(
-      (payload) => answer({ id: request.id, payload, error: '' }),
+      (payload) => answer(payload.length > maxMessageBytes - CALL_FRAMING_BYTES
+        ? { id: request.id, payload: Buffer.alloc(0), error: `the answer is larger than the ${maxMessageBytes}-byte message limit between members` }
+        : { id: request.id, payload, error: '' }),
       (err: unknown) => answer({ id: request.id, payload: Buffer.alloc(0), error: err instanceof Error ? err.message : String(err) }),
     );
   });
