@@ -9,8 +9,9 @@ import { ForwardingAuth } from './forwarding';
 import { decodeForwardedRequest, decodeForwardedResponse, encodeForwardedRequest, encodeForwardedResponse, NOT_ACTIVE } from './forwarded-call';
 
 /**
- * A standby's dispatcher with the cluster stubbed out: what it sends to the active node over
- * the cluster connection, and what it makes of the answers and failures that come back.
+ * A standby's dispatcher over a scripted ClusterRouting, whose calls answer in turn with the
+ * replies a test lines up: what the standby sends to the active node over the cluster
+ * connection, and what it makes of the answers and failures that come back.
  */
 describe('a standby handing requests to the active node', () => {
   let server: http.Server;

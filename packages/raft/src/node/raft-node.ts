@@ -337,7 +337,7 @@ export class RaftNode {
   status(): NodeStatus {
     const now = this.clock.now();
     const addresses = Object.fromEntries(this.peerAddresses);
-    const own = this.options.address ?? this.sm.addresses.get(this.id);
+    const own = this.addressOf(this.id);
     if (own !== undefined) addresses[this.id] = own;
     const lastContactMs: Record<NodeId, number> = {};
     for (const [id, at] of this.lastContact) lastContactMs[id] = now - at;
