@@ -12,6 +12,7 @@ import { ClusterNode } from './cluster/cluster-node';
 import { RAFT_LOCAL_PATHS, raftPaths } from './cluster/raft-paths';
 import type { ListenerConfig, ServerConfig } from './config';
 import { attachHttpServer } from './http/list-server';
+import { batchRequests } from './http/request-batch';
 
 export interface RunningServer {
   core: Core;
@@ -34,10 +35,11 @@ interface Listening {
 
 function startListener(cfg: ListenerConfig, onRequest: http.RequestListener): Promise<Listening & { url: string }> {
   const inflight = new Set<http.ServerResponse>();
+  const run = batchRequests(onRequest);
   const server = http.createServer({ keepAlive: true, noDelay: true }, (req, res) => {
     inflight.add(res);
     res.on('close', () => inflight.delete(res));
-    onRequest(req, res);
+    run(req, res);
   });
   server.keepAliveTimeout = 65_000;
   const useTls = !cfg.tlsDisable;
