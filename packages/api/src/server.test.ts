@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { tmpdir } from 'node:os';
@@ -53,6 +53,34 @@ describe('the server', () => {
     expect(JSON.parse(result.body).data.version).toBe(1);
     await expect(fetch(`${t.url}/v1/sys/health`)).rejects.toThrow();
     rmSync(t.dir, { recursive: true, force: true });
+  });
+
+  it('takes Raft snapshots on the schedule the storage block sets', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'strongroom-test-'));
+    const server = await startServer({
+      storage: { type: 'raft', path: join(dir, 'data'), nodeId: 'test', snapshotThreshold: 20, snapshotIntervalMs: 1000 },
+      listeners: [{ type: 'tcp', address: '127.0.0.1:0', host: '127.0.0.1', port: 0, tlsDisable: true, maxRequestSize: 1 << 20, clusterAddress: { host: '127.0.0.1', port: 0 } }],
+      ui: false, sourceFile: '(test)', warnings: [],
+    }, { logger: silentLogger });
+    try {
+      const core = server.core;
+      const { keys, rootToken } = await core.initialize(1, 1);
+      await core.unseal(keys[0] as Buffer);
+      await server.waitActive();
+      await core.handle({ operation: 'update', path: 'sys/mounts/kv', token: rootToken, data: { type: 'kv-v2' } });
+      for (let i = 0; i < 40; i++) {
+        await core.handle({ operation: 'update', path: `kv/data/s${i}`, token: rootToken, data: { data: { i } } });
+      }
+      const snapshots = join(dir, 'data', 'raft', 'snapshots');
+      const deadline = Date.now() + 10_000;
+      while (!readdirSync(snapshots).some((f) => f.endsWith('.snap')) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(readdirSync(snapshots).filter((f) => f.endsWith('.snap')).length).toBeGreaterThan(0);
+    } finally {
+      await server.close(1000);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('keeps data across a restart and comes back sealed', async () => {

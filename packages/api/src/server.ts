@@ -68,6 +68,11 @@ export async function startServer(config: ServerConfig, options: { logger?: Logg
     ...(config.clusterAddr ? { clusterAddr: config.clusterAddr } : {}),
     ...(config.apiAddr ? { apiAddr: config.apiAddr } : {}),
     ...(tickMs ? { tickMs } : {}),
+    snapshots: {
+      ...(config.storage.snapshotThreshold !== undefined ? { snapshotThreshold: config.storage.snapshotThreshold } : {}),
+      ...(config.storage.snapshotIntervalMs !== undefined ? { snapshotIntervalMs: config.storage.snapshotIntervalMs } : {}),
+      ...(config.storage.trailingLogs !== undefined ? { snapshotTrailing: config.storage.trailingLogs } : {}),
+    },
   });
   const core = new Core({
     storage: cluster.storage, logger, engines: ENGINES, ha: cluster.hooks(),

@@ -11,7 +11,7 @@ import {
   BadRequestError, ConflictError, openWithRootKey, SealedError, StandbyError, systemClock,
   type Clock, type Core, type HaHooks, type LeaderInfo, type Logger, type SealConfig, type TimerHandle,
 } from '@strongroom/core';
-import { createClusterTls, GrpcTransport, RaftNode, RaftStorage, snapshotValue, type ClusterTls } from '@strongroom/raft';
+import { createClusterTls, GrpcTransport, RaftNode, RaftStorage, snapshotValue, type ClusterTls, type RaftNodeOptions } from '@strongroom/raft';
 import { AdvertTransport, decodeAdvert, encodeAdvert, hostPortOf, type Advert } from './advert';
 import { ForwardingAuth } from './forwarding';
 import type { AutopilotServer, AutopilotState, ClusterControl, PeerView } from './raft-paths';
@@ -33,6 +33,8 @@ export interface ClusterNodeOptions {
   tickMs?: number;
   /** How long a learner must be healthy and caught up before autopilot promotes it. */
   stabilizationMs?: number;
+  /** Snapshot schedule and trailing log of the Raft node (the raft storage block's settings). */
+  snapshots?: Pick<RaftNodeOptions, 'snapshotThreshold' | 'snapshotIntervalMs' | 'snapshotTrailing'>;
 }
 
 const TLS_FILE = 'tls.json';
@@ -223,6 +225,7 @@ export class ClusterNode implements ClusterControl {
       clock: this.clock,
       logger: this.options.logger,
       ...(this.options.tickMs ? { tickMs: this.options.tickMs } : {}),
+      ...this.options.snapshots,
       ...(start.peers ? { peers: start.peers } : {}),
       ...(start.bootstrap ? { bootstrap: { voters: [this.options.nodeId], learners: [] } } : {}),
       address: encodeAdvert(this.advert),

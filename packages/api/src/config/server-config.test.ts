@@ -287,6 +287,17 @@ describe('Vault-only settings', () => {
     expect(config.warnings).toEqual([]);
   });
 
+  test('the snapshot schedule and trailing log come from the raft block, as Vault writes them', async () => {
+    const config = await parseConfig(
+      'storage "raft" {\n path = "/d"\n snapshot_threshold = 16384\n snapshot_interval = "5m"\n trailing_logs = 10000\n}\nlistener "tcp" {\n tls_disable = 1\n}\n',
+      'c.hcl',
+    );
+    expect(config.storage).toMatchObject({ snapshotThreshold: 16384, snapshotIntervalMs: 300_000, trailingLogs: 10000 });
+    expect(config.warnings).toEqual([]);
+    const seconds = await parseConfig(JSON.stringify({ storage: { raft: { path: '/d', snapshot_interval: 30 } }, listener: { tcp: { tls_disable: true } } }), 'c.json');
+    expect(seconds.storage.snapshotIntervalMs).toBe(30_000);
+  });
+
   test('raft settings we ignore also warn', async () => {
     const config = await parseConfig(
       'storage "raft" {\n path = "/d"\n performance_multiplier = 1\n}\nlistener "tcp" {\n tls_disable = 1\n}\n',
@@ -310,6 +321,11 @@ describe('rejections', () => {
     ['raft path empty', `storage "raft" {\n path = ""\n}\n${tcp}`, 'storage.raft.path', 'must not be empty'],
     ['node_id not a string', `storage "raft" {\n path = "/d"\n node_id = true\n}\n${tcp}`, 'storage.raft.node_id', 'must be a string'],
     ['unknown raft key', `storage "raft" {\n path = "/d"\n pth = "/e"\n}\n${tcp}`, 'storage.raft.pth', 'unknown setting'],
+    ['snapshot_threshold 0', `storage "raft" {\n path = "/d"\n snapshot_threshold = 0\n}\n${tcp}`, 'storage.raft.snapshot_threshold', 'must be a positive integer (entries between snapshots)'],
+    ['snapshot_threshold not a number', `storage "raft" {\n path = "/d"\n snapshot_threshold = "many"\n}\n${tcp}`, 'storage.raft.snapshot_threshold', 'must be a non-negative integer'],
+    ['snapshot_interval not a duration', `storage "raft" {\n path = "/d"\n snapshot_interval = "soon"\n}\n${tcp}`, 'storage.raft.snapshot_interval', 'must be a duration such as "120s" or "2m", or a number of seconds'],
+    ['snapshot_interval 0', `storage "raft" {\n path = "/d"\n snapshot_interval = "0s"\n}\n${tcp}`, 'storage.raft.snapshot_interval', 'must be a positive duration, e.g. "120s"'],
+    ['trailing_logs negative', `storage "raft" {\n path = "/d"\n trailing_logs = -5\n}\n${tcp}`, 'storage.raft.trailing_logs', 'must be a non-negative integer'],
     ['no listener', raft, 'listener', 'at least one listener block is required'],
     ['other listener type', `${raft}listener "unix" {\n address = "/s"\n}\n`, 'listener "unix"', 'unsupported listener type, only "tcp" is supported'],
     ['unknown listener key', `${raft}listener "tcp" {\n tls_disable = true\n adress = "x"\n}\n`, 'listener.tcp[0].adress', 'unknown setting'],

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import { isIPv6 } from 'node:net';
 import { extname } from 'node:path';
+import { parseDurationSeconds } from '@strongroom/core';
 
 export interface ListenerConfig {
   type: 'tcp';
@@ -19,8 +20,20 @@ export interface ListenerConfig {
   clusterAddress: { host: string; port: number };
 }
 
+export interface RaftStorageConfig {
+  type: 'raft';
+  path: string;
+  nodeId: string;
+  /** `snapshot_threshold`: entries applied since the newest snapshot before one is taken. */
+  snapshotThreshold?: number;
+  /** `snapshot_interval`: how often that threshold is checked. */
+  snapshotIntervalMs?: number;
+  /** `trailing_logs`: entries kept in the log below a snapshot for followers that lag a little. */
+  trailingLogs?: number;
+}
+
 export interface ServerConfig {
-  storage: { type: 'raft'; path: string; nodeId: string };
+  storage: RaftStorageConfig;
   listeners: ListenerConfig[];
   apiAddr?: string;
   clusterAddr?: string;
@@ -53,7 +66,7 @@ export const DEFAULT_MAX_REQUEST_SIZE = 32 * 1024 * 1024;
 
 // Settings we implement, per section.
 const TOP_LEVEL_KEYS = new Set(['storage', 'listener', 'api_addr', 'cluster_addr', 'ui']);
-const RAFT_KEYS = new Set(['path', 'node_id']);
+const RAFT_KEYS = new Set(['path', 'node_id', 'snapshot_threshold', 'snapshot_interval', 'trailing_logs']);
 const TCP_KEYS = new Set(['address', 'cluster_address', 'tls_cert_file', 'tls_key_file', 'tls_disable', 'max_request_size']);
 
 // Accepted without a word: they tune the process rather than the server's behaviour, and
@@ -80,8 +93,7 @@ const VAULT_RAFT_KEYS = new Set([
   'autopilot_reconcile_interval', 'autopilot_redundancy_zone', 'autopilot_update_interval',
   'autopilot_upgrade_version', 'max_batch_entries', 'max_batch_size', 'max_entry_size',
   'max_mount_and_namespace_table_entry_size', 'performance_multiplier', 'raft_log_verification_interval',
-  'raft_log_verifier_enabled', 'raft_wal', 'retry_join', 'snapshot_interval', 'snapshot_threshold',
-  'trailing_logs',
+  'raft_log_verifier_enabled', 'raft_wal', 'retry_join',
 ]);
 const VAULT_TCP_KEYS = new Set([
   'chroot_namespace', 'custom_response_headers', 'disable_replication_status_endpoints',
@@ -259,7 +271,16 @@ class Validator {
     const nodeId =
       this.optionalString(block.body, 'node_id', `${prefix}.node_id`, true) ??
       `node-${createHash('sha256').update(path).digest('hex').slice(0, 8)}`;
-    return { type: 'raft', path, nodeId };
+    const storage: RaftStorageConfig = { type: 'raft', path, nodeId };
+    const threshold = this.optionalNonNegativeInt(block.body, 'snapshot_threshold', `${prefix}.snapshot_threshold`);
+    if (threshold === 0) this.fail(`${prefix}.snapshot_threshold`, 'must be a positive integer (entries between snapshots)');
+    if (threshold !== undefined) storage.snapshotThreshold = threshold;
+    const interval = this.optionalDurationSeconds(block.body, 'snapshot_interval', `${prefix}.snapshot_interval`);
+    if (interval === 0) this.fail(`${prefix}.snapshot_interval`, 'must be a positive duration, e.g. "120s"');
+    if (interval !== undefined) storage.snapshotIntervalMs = interval * 1000;
+    const trailing = this.optionalNonNegativeInt(block.body, 'trailing_logs', `${prefix}.trailing_logs`);
+    if (trailing !== undefined) storage.trailingLogs = trailing;
+    return storage;
   }
 
   private async listeners(value: unknown): Promise<ListenerConfig[]> {
@@ -395,6 +416,15 @@ class Validator {
     const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : NaN;
     if (!Number.isSafeInteger(n) || n < 0) this.fail(field, 'must be a non-negative integer');
     return n;
+  }
+
+  /** A duration as Vault writes one ("120s", "2m", or a number of seconds). */
+  private optionalDurationSeconds(obj: Obj, key: string, field: string): number | undefined {
+    const v = obj[key];
+    if (v === undefined || v === null) return undefined;
+    const seconds = parseDurationSeconds(v);
+    if (seconds === null) this.fail(field, 'must be a duration such as "120s" or "2m", or a number of seconds');
+    return seconds;
   }
 
   private optionalUrl(obj: Obj, key: string): string | undefined {

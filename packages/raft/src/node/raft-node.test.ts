@@ -70,7 +70,7 @@ describe('RaftNode on a single-node cluster', () => {
   });
 
   it('snapshots every N entries, truncates the log, and restarts from the snapshot', async () => {
-    const node = await start({ snapshotEvery: 50, snapshotTrailing: 10 });
+    const node = await start({ snapshotThreshold: 50, snapshotIntervalMs: 0, snapshotTrailing: 10 });
     for (let round = 0; round < 6; round++) {
       await Promise.all(Array.from({ length: 40 }, (_, i) => node.propose(put(`k/${round * 40 + i}`, 'v'))));
     }
@@ -95,9 +95,9 @@ describe('RaftNode on a single-node cluster', () => {
     expect(await again.propose(put('after', 'restart'))).toBe(true);
   });
 
-  it('spreads automatic snapshots by up to half the interval, drawn from the random source', async () => {
+  it('spreads automatic snapshots by up to half the threshold, drawn from the random source', async () => {
     // 40 entries plus 0.5 of half of 40: the first snapshot waits for 50 applied entries.
-    const node = await start({ snapshotEvery: 40, snapshotTrailing: 5, raft: { random: () => 0.5 } });
+    const node = await start({ snapshotThreshold: 40, snapshotIntervalMs: 0, snapshotTrailing: 5, raft: { random: () => 0.5 } });
     await node.readBarrier();
     while (node.applied < 49) await node.propose(put(`k/${node.applied}`, 'v'));
     await new Promise((r) => setTimeout(r, 50));
@@ -106,6 +106,49 @@ describe('RaftNode on a single-node cluster', () => {
     await node.propose(put('k/50', 'v'));
     await waitFor(() => node.stats().snapshotsTaken === 1, 'the first snapshot');
     expect((await node.snapshot()).index).toBeGreaterThanOrEqual(50);
+  });
+
+  it('checks the snapshot threshold once per interval, each wait drawn between one and two intervals', async () => {
+    const clock = new FakeClock();
+    // random 0.5: a threshold of 40 becomes 50 entries, an interval of 1000 ms a wait of 1500.
+    const node = await start({ clock, snapshotThreshold: 40, snapshotIntervalMs: 1000, raft: { random: () => 0.5 } });
+    await node.readBarrier();
+    const writeAll = (from: number) => Promise.all(Array.from({ length: 60 }, (_, i) => node.propose(put(`k/${from + i}`, 'v'))));
+    await writeAll(0);
+    await clock.advance(1400);
+    expect(node.stats().snapshotsTaken).toBe(0);
+    await clock.advance(100);
+    await waitFor(() => node.stats().snapshotsTaken === 1, 'the snapshot at the first check');
+    const first = (await node.snapshot()).index;
+
+    // The next check is another 1500 ms on; past the threshold already, it still waits for it.
+    await writeAll(100);
+    await clock.advance(1400);
+    expect(node.stats().snapshotsTaken).toBe(1);
+    await clock.advance(100);
+    await waitFor(() => node.stats().snapshotsTaken === 2, 'the snapshot at the second check');
+    expect((await node.snapshot()).index).toBeGreaterThan(first);
+  });
+
+  it('does not snapshot at a check that finds fewer entries than the threshold', async () => {
+    const clock = new FakeClock();
+    const node = await start({ clock, snapshotThreshold: 40, snapshotIntervalMs: 1000, raft: { random: () => 0.5 } });
+    await node.readBarrier();
+    await Promise.all(Array.from({ length: 20 }, (_, i) => node.propose(put(`k/${i}`, 'v'))));
+    await clock.advance(5000);
+    expect(node.stats().snapshotsTaken).toBe(0);
+  });
+
+  it('snapshots at once, whatever the interval, when the entries applied since the last one pass the byte limit', async () => {
+    const clock = new FakeClock();
+    const node = await start({ clock, snapshotThreshold: 1_000_000, snapshotIntervalMs: 3_600_000, snapshotMaxLogBytes: 4096 });
+    await node.readBarrier();
+    const value = 'v'.repeat(200);
+    for (let i = 0; i < 10; i++) await node.propose(put(`k/${i}`, value));
+    expect(node.stats().snapshotsTaken).toBe(0);
+    for (let i = 10; i < 30; i++) await node.propose(put(`k/${i}`, value));
+    await waitFor(() => node.stats().snapshotsTaken >= 1, 'the snapshot past the byte limit');
+    expect((await node.snapshot()).index).toBeGreaterThan(20);
   });
 
   it('writes a snapshot stream that verifies and holds the data', async () => {

@@ -40,11 +40,24 @@ export interface RaftNodeOptions {
   /** Ticks between heartbeats (default 1). */
   heartbeatTicks?: number;
   /**
-   * Applied entries between automatic snapshots (default 8192), plus up to half as many again,
-   * drawn anew for each snapshot from the core's random source, so that the members, which
-   * reach every index together, do not all snapshot and compact at the same moment.
+   * Applied entries since the newest snapshot before an automatic one is taken (default 8192,
+   * Vault's `snapshot_threshold`), plus up to half as many again, drawn anew for each snapshot
+   * from the core's random source, so that the members, which reach every index together, do
+   * not all snapshot and compact at the same moment.
    */
-  snapshotEvery?: number;
+  snapshotThreshold?: number;
+  /**
+   * How often the threshold is checked (default 120 s, Vault's `snapshot_interval`); each wait is
+   * drawn between one and two intervals. A snapshot costs CPU on every member, so under steady
+   * writes one per interval is taken rather than one every few seconds. 0 checks after every apply.
+   */
+  snapshotIntervalMs?: number;
+  /**
+   * Bytes of entries applied since the newest snapshot past which one starts at once, whatever
+   * the interval (default 64 MiB). Entries since the last compaction stay in memory, so this
+   * bounds the memory the log takes between snapshots.
+   */
+  snapshotMaxLogBytes?: number;
   /** Entries kept in the log below a snapshot, so followers that lag a little catch up from the log (default 1024). */
   snapshotTrailing?: number;
   /** How long `propose` waits for its entry to apply before giving up with OutcomeUnknownError (default 15 s). */
@@ -103,7 +116,10 @@ interface SnapshotWaiter {
 
 type Listener<A extends unknown[]> = (...args: A) => void;
 
-const DEFAULTS = { tickMs: 100, electionTicks: 10, heartbeatTicks: 1, snapshotEvery: 8192, snapshotTrailing: 1024 };
+const DEFAULTS = {
+  tickMs: 100, electionTicks: 10, heartbeatTicks: 1,
+  snapshotThreshold: 8192, snapshotIntervalMs: 120_000, snapshotMaxLogBytes: 64 * 1024 * 1024, snapshotTrailing: 1024,
+};
 
 /**
  * The node runtime: owns the core, the log store, the state machine, the snapshot files and
@@ -117,9 +133,15 @@ export class RaftNode {
   private readonly logger: Logger;
   private readonly tickMs: number;
   private readonly electionTicks: number;
-  private readonly snapshotEvery: number;
+  private readonly snapshotThreshold: number;
   /** Applied entries after the latest snapshot at which the next automatic one starts. */
   private snapshotAfter: number;
+  private readonly snapshotIntervalMs: number;
+  /** When the threshold is next checked (clock time). */
+  private nextSnapshotCheck: number;
+  private readonly snapshotMaxLogBytes: number;
+  /** Bytes of the entries applied since the newest snapshot was started. */
+  private appliedBytes = 0;
   private readonly random: () => number;
   private readonly snapshotTrailing: number;
   private readonly proposalTimeoutMs: number;
@@ -184,9 +206,12 @@ export class RaftNode {
     this.logger = options.logger ?? silentLogger;
     this.tickMs = options.tickMs ?? DEFAULTS.tickMs;
     this.electionTicks = options.electionTicks ?? DEFAULTS.electionTicks;
-    this.snapshotEvery = options.snapshotEvery ?? DEFAULTS.snapshotEvery;
+    this.snapshotThreshold = options.snapshotThreshold ?? DEFAULTS.snapshotThreshold;
     this.random = options.raft?.random ?? Math.random;
     this.snapshotAfter = this.drawSnapshotAfter();
+    this.snapshotIntervalMs = options.snapshotIntervalMs ?? DEFAULTS.snapshotIntervalMs;
+    this.nextSnapshotCheck = this.drawSnapshotCheck();
+    this.snapshotMaxLogBytes = options.snapshotMaxLogBytes ?? DEFAULTS.snapshotMaxLogBytes;
     this.snapshotTrailing = options.snapshotTrailing ?? DEFAULTS.snapshotTrailing;
     this.proposalTimeoutMs = options.proposalTimeoutMs ?? 15_000;
     this.restoreChunkBytes = options.restoreChunkBytes ?? 512 * 1024;
@@ -230,6 +255,10 @@ export class RaftNode {
       });
       const node = new RaftNode(options.id, options, core, logStore, sm, snapshots, options.transport);
       node.snapshotMeta = stored.snapshot;
+      // Entries applied before the restart but after the snapshot are in memory again.
+      for (const e of stored.entries) {
+        if (e.index > (stored.snapshot?.index ?? 0) && e.index <= sm.applied) node.appliedBytes += e.data.byteLength;
+      }
       if (stored.hardState) node.durable = stored.hardState;
       await node.start();
       return node;
@@ -559,6 +588,7 @@ export class RaftNode {
   private async installSnapshot(meta: SnapshotMeta, path: string): Promise<void> {
     await this.sm.replaceFrom(new SnapshotReader(createReadStream(path)));
     this.counters.snapshotsInstalled++;
+    this.appliedBytes = 0;
     this.syncPeers();
     // Proposals at or below the snapshot may be inside it or not: nothing here can tell.
     for (const [index, p] of this.pending) {
@@ -577,6 +607,7 @@ export class RaftNode {
     this.counters.appliedEntries += entries.length;
     for (let i = 0; i < entries.length; i++) {
       const e = entries[i]!;
+      this.appliedBytes += e.data.byteLength;
       if (e.type === 'conf') this.applyConfLocally(e);
       const p = this.pending.get(e.index);
       if (!p) continue;
@@ -614,7 +645,7 @@ export class RaftNode {
     }
     if (this.snapshotting) return;
     const latest = this.snapshots.latest();
-    const due = this.sm.applied - (latest?.header.index ?? 0) >= this.snapshotAfter || this.snapshotSoon;
+    const due = this.snapshotDue(latest?.header.index ?? 0) || this.snapshotSoon;
     if (this.snapshotWaiters.length === 0 && !due) return;
     const waiters = this.snapshotWaiters;
     this.snapshotWaiters = [];
@@ -627,12 +658,27 @@ export class RaftNode {
   }
 
   private drawSnapshotAfter(): number {
-    return this.snapshotEvery + Math.floor(this.random() * (this.snapshotEvery / 2));
+    return this.snapshotThreshold + Math.floor(this.random() * (this.snapshotThreshold / 2));
+  }
+
+  private drawSnapshotCheck(): number {
+    return this.clock.now() + this.snapshotIntervalMs + Math.floor(this.random() * this.snapshotIntervalMs);
+  }
+
+  /** Whether an automatic snapshot is due, the newest one being at `latestIndex`. */
+  private snapshotDue(latestIndex: number): boolean {
+    if (this.appliedBytes >= this.snapshotMaxLogBytes) return true;
+    if (this.snapshotIntervalMs > 0) {
+      if (this.clock.now() < this.nextSnapshotCheck) return false;
+      this.nextSnapshotCheck = this.drawSnapshotCheck();
+    }
+    return this.sm.applied - latestIndex >= this.snapshotAfter;
   }
 
   /** Captures the applied state now (between applies) and writes it to a file in the background. */
   private startSnapshot(waiters: SnapshotWaiter[]): void {
     this.snapshotAfter = this.drawSnapshotAfter();
+    this.appliedBytes = 0;
     const view = this.sm.view();
     const header: SnapshotHeader = { ...view.header, conf: this.core.status().conf };
     const write = async () => {

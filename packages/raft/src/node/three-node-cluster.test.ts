@@ -38,7 +38,7 @@ describe('a three-node cluster on the memory transport', () => {
   });
 
   it('brings a follower that fell behind the compacted log up to date with a streamed snapshot', async () => {
-    cluster = await TestCluster.start(ids, { snapshotEvery: 20, snapshotTrailing: 5 });
+    cluster = await TestCluster.start(ids, { snapshotThreshold: 20, snapshotIntervalMs: 0, snapshotTrailing: 5 });
     const leader = await cluster.leader();
     const lagging = ids.find((id) => id !== leader.id)!;
     cluster.network.isolate(lagging);
