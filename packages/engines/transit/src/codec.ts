@@ -35,8 +35,13 @@ export function decodeOptionalBase64(field: string, value: string): Buffer | und
 
 export const CIPHERTEXT_PREFIX = 'vault:';
 
+/** What comes before the base64 payload of a ciphertext of `version`. */
+export function ciphertextPrefix(version: number): string {
+  return `${CIPHERTEXT_PREFIX}v${version}:`;
+}
+
 export function formatCiphertext(version: number, payload: Buffer): string {
-  return `${CIPHERTEXT_PREFIX}v${version}:${payload.toString('base64')}`;
+  return ciphertextPrefix(version) + payload.toString('base64');
 }
 
 export interface ParsedCiphertext {

@@ -100,7 +100,27 @@ function callerNonce(scheme: number, nonce: Buffer | undefined): Buffer | undefi
   return undefined;
 }
 
-export function encryptWithKey(policy: KeyPolicy, input: EncryptInput): { ciphertext: string; keyVersion: number } {
+/**
+ * An AEAD encryption checked and ready to run: the key that encrypts (derived already), the
+ * nonce when it is not a fresh random one, and the version the ciphertext names.
+ */
+export interface SealJob {
+  type: AeadKeyType;
+  key: Buffer;
+  version: number;
+  plaintext: Buffer;
+  associatedData?: Buffer;
+  /** Fixed by the convergent scheme; absent means a fresh random nonce. */
+  nonce?: Buffer;
+  /** False only for version-1 convergent keys, whose caller keeps the nonce. */
+  includeNonce: boolean;
+}
+
+/**
+ * Checks an encryption against the key's rules and resolves its key and nonce; RSA keys, which
+ * encrypt at once, answer their ciphertext instead.
+ */
+export function prepareEncryption(policy: KeyPolicy, input: EncryptInput): SealJob | { ciphertext: string; keyVersion: number } {
   requireEncryptionSupport(policy);
   checkAssociatedData(policy, input.associatedData);
   const v = encryptionVersion(policy, input.keyVersion);
@@ -115,12 +135,32 @@ export function encryptWithKey(policy: KeyPolicy, input: EncryptInput): { cipher
     throw new BadRequestError('invalid value for "nonce": a nonce is accepted only by convergent keys from before nonces were derived (release 0.6.1)');
   }
   const nonce = scheme === 1 ? callerNonce(scheme, input.nonce) : key.nonceKey ? convergentNonce(key.nonceKey, input.plaintext) : undefined;
-  const payload = asUserError(() => aeadEncrypt(aeadType(policy), key.encryptionKey, input.plaintext, {
+  return {
+    type: aeadType(policy), key: key.encryptionKey, version: v.version, plaintext: input.plaintext,
     ...(input.associatedData ? { associatedData: input.associatedData } : {}),
     ...(nonce ? { nonce } : {}),
     includeNonce: scheme !== 1,
+  };
+}
+
+export function isSealJob(prepared: SealJob | { ciphertext: string }): prepared is SealJob {
+  return !('ciphertext' in prepared);
+}
+
+/** Runs a prepared encryption on this thread. */
+export function seal(job: SealJob): string {
+  const payload = asUserError(() => aeadEncrypt(job.type, job.key, job.plaintext, {
+    ...(job.associatedData ? { associatedData: job.associatedData } : {}),
+    ...(job.nonce ? { nonce: job.nonce } : {}),
+    includeNonce: job.includeNonce,
   }));
-  return { ciphertext: formatCiphertext(v.version, payload), keyVersion: v.version };
+  return formatCiphertext(job.version, payload);
+}
+
+export function encryptWithKey(policy: KeyPolicy, input: EncryptInput): { ciphertext: string; keyVersion: number } {
+  const prepared = prepareEncryption(policy, input);
+  if (!isSealJob(prepared)) return prepared;
+  return { ciphertext: seal(prepared), keyVersion: prepared.version };
 }
 
 export function decryptWithKey(policy: KeyPolicy, ciphertext: string, input: DecryptInput): { plaintext: Buffer; keyVersion: number } {

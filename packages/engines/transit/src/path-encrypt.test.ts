@@ -238,6 +238,31 @@ describe('encrypt/:name: batch', () => {
     expect(await decrypt(h, 'k', results[2]?.ciphertext as string)).toBe('three');
   });
 
+  it('encrypts a batch large enough to share with the helper thread, failures and derived keys included', async () => {
+    const { h } = transitRig();
+    await h.request('write', 'keys/k');
+    await h.request('write', 'keys/d', { derived: true });
+    const batch = Array.from({ length: 300 }, (_, i) => ({ plaintext: i === 150 ? 'not base64!' : b64(`item ${i}`), reference: `r${i}` }));
+    const resp = await h.request('write', 'encrypt/k', { batch_input: batch, partial_failure_response_code: 207 });
+    expect(resp?.status).toBe(207);
+    const results = batchResults(resp);
+    expect(results.map((r) => r.reference)).toEqual(batch.map((b) => b.reference));
+    expect(results[150]).toEqual({ error: expect.stringContaining('"plaintext"'), reference: 'r150' });
+    const back = data(await h.request('write', 'decrypt/k', {
+      batch_input: results.filter((_, i) => i !== 150).map((r) => ({ ciphertext: r.ciphertext })),
+    }))['batch_results'] as Array<{ plaintext: string }>;
+    expect(back.map((r) => Buffer.from(r.plaintext, 'base64').toString())).toEqual(
+      batch.map((_, i) => `item ${i}`).filter((_, i) => i !== 150),
+    );
+
+    const derived = Array.from({ length: 100 }, (_, i) => ({ plaintext: b64(`d ${i}`), context: b64(`ctx ${i % 3}`) }));
+    const dres = batchResults(await h.request('write', 'encrypt/d', { batch_input: derived }));
+    const dback = data(await h.request('write', 'decrypt/d', {
+      batch_input: dres.map((r, i) => ({ ciphertext: r.ciphertext, context: derived[i]?.context })),
+    }))['batch_results'] as Array<{ plaintext: string }>;
+    expect(dback.map((r) => Buffer.from(r.plaintext, 'base64').toString())).toEqual(derived.map((_, i) => `d ${i}`));
+  });
+
   it('answers 200 when every item succeeds', async () => {
     const { h } = transitRig();
     await h.request('write', 'keys/k');

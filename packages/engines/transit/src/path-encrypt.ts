@@ -1,10 +1,11 @@
 import {
   BadRequestError, definePath, type BackendRequest, type BackendResponse, type FieldData, type PathDefinition,
 } from '@strongroom/core';
-import { batchReply, itemInt, itemString, parseBatchInput, parsePartialFailureCode, runItems } from './batch';
+import { batchReply, itemInt, itemString, parseBatchInput, parsePartialFailureCode, type ItemOutcome } from './batch';
+import { sealBatch } from './batch-seal';
 import { decodeBase64, decodeOptionalBase64 } from './codec';
 import { isAeadKeyType, isKeyType } from './crypto';
-import { encryptWithKey } from './encryption';
+import { encryptWithKey, isSealJob, prepareEncryption, type EncryptInput, type SealJob } from './encryption';
 import { generateKeyPolicy, type KeyPolicy } from './key-policy';
 import { loadKeysConfig } from './key-store';
 import { KEY_NAME, type TransitContext } from './transit-context';
@@ -59,15 +60,50 @@ async function upsertKey(ctx: TransitContext, req: BackendRequest, fields: Field
   });
 }
 
-function encryptOne(policy: KeyPolicy, item: EncryptItem): Record<string, unknown> {
-  const result = encryptWithKey(policy, {
+function encryptInput(item: EncryptItem): EncryptInput {
+  return {
     plaintext: decodeBase64('plaintext', item.plaintext),
     context: decodeOptionalBase64('context', item.context),
     nonce: decodeOptionalBase64('nonce', item.nonce),
     associatedData: decodeOptionalBase64('associated_data', item.associatedData),
     keyVersion: item.keyVersion,
-  });
+  };
+}
+
+function encryptOne(policy: KeyPolicy, item: EncryptItem): Record<string, unknown> {
+  const result = encryptWithKey(policy, encryptInput(item));
   return { ciphertext: result.ciphertext, key_version: result.keyVersion };
+}
+
+/**
+ * A batch's items: each checked and prepared in order (a failure is that item's error), then
+ * sealed together, so that a large batch can share the work with the helper thread.
+ */
+async function encryptItems(policy: KeyPolicy, items: readonly EncryptItem[], contextGiven: boolean): Promise<ItemOutcome[]> {
+  const outcomes = new Array<ItemOutcome>(items.length);
+  const jobs = new Array<SealJob | undefined>(items.length);
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i] as EncryptItem;
+    try {
+      // A batch either derives every item or none, which is what decided upsert's `derived`.
+      if ((item.context !== '') !== contextGiven) {
+        throw new BadRequestError('invalid value for "context": give a context in every batch item or in none');
+      }
+      const prepared = prepareEncryption(policy, encryptInput(item));
+      if (isSealJob(prepared)) jobs[i] = prepared;
+      else outcomes[i] = { ok: { ciphertext: prepared.ciphertext, key_version: prepared.keyVersion } };
+    } catch (error) {
+      outcomes[i] = { error };
+    }
+  }
+  const sealed = await sealBatch(jobs);
+  for (let i = 0; i < items.length; i++) {
+    const job = jobs[i];
+    const result = sealed[i];
+    if (!job || !result) continue;
+    outcomes[i] = 'ciphertext' in result ? { ok: { ciphertext: result.ciphertext, key_version: job.version } } : { error: result.error };
+  }
+  return outcomes;
 }
 
 /** `encrypt/:name`: encrypts base64 plaintext, creating the key on the way if allowed. */
@@ -99,14 +135,7 @@ export function encryptPaths(ctx: TransitContext): PathDefinition[] {
     const policy = (await ctx.keys.get(req.storage, name)) ?? await upsertKey(ctx, req, fields, name, contextGiven);
 
     if (!batch) return { data: encryptOne(policy, items[0] as EncryptItem) };
-    const outcomes = await runItems(items, (item) => {
-      // A batch either derives every item or none, which is what decided upsert's `derived`.
-      if ((item.context !== '') !== contextGiven) {
-        throw new BadRequestError('invalid value for "context": give a context in every batch item or in none');
-      }
-      return encryptOne(policy, item);
-    });
-    return batchReply(batch, outcomes, partialFailureCode, ctx.logger);
+    return batchReply(batch, await encryptItems(policy, items, contextGiven), partialFailureCode, ctx.logger);
   }
 
   return [
