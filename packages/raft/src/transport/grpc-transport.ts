@@ -18,7 +18,7 @@ import { decodeMessage, type WireBatch, type WireSnapshotChunk } from './codec';
 import { SnapshotSendError } from './errors';
 import { CallChannel, MemberCallError, serveCalls, type CallHandler } from './member-calls';
 import { PeerSender, emptyStats, type SenderContext, type TransportStats } from './peer-sender';
-import { FROM_HEADER, TO_HEADER, raftService, type WireCallRequest, type WireCallResponse } from './raft-proto';
+import { FROM_HEADER, TO_HEADER, raftService, type WireCallRequests, type WireCallResponses } from './raft-proto';
 import { receiveSnapshot } from './snapshot-receiver';
 import { streamSnapshot } from './snapshot-sender';
 import type { Transport, TransportHandlers } from './transport';
@@ -169,7 +169,7 @@ export class GrpcTransport implements Transport {
           handle: (m, data) => handlers.snapshot(m, data),
           misaddressed: () => this.counters.dropped.misaddressed++,
         }),
-      Calls: (call: ServerDuplexStream<WireCallRequest, WireCallResponse>) => serveCalls(call, this.callHandler, this.maxMessageBytes),
+      Calls: (call: ServerDuplexStream<WireCallRequests, WireCallResponses>) => serveCalls(call, this.callHandler, this.maxMessageBytes),
     });
     this.server = server;
     try {

@@ -1,5 +1,5 @@
 import { Metadata, type Client, type ClientDuplexStream, type MethodDefinition, type ServerDuplexStream } from '@grpc/grpc-js';
-import type { WireCallRequest, WireCallResponse } from './raft-proto';
+import type { WireCallRequest, WireCallRequests, WireCallResponse, WireCallResponses } from './raft-proto';
 
 /**
  * A call to another member that did not get an answer: the stream to it failed or closed, or
@@ -18,6 +18,44 @@ export type CallHandler = (payload: Buffer) => Promise<Buffer>;
 /** Room for a call's own framing (id, field tags) within the transport's message limit. */
 const CALL_FRAMING_BYTES = 64;
 
+/**
+ * Items (calls or answers) gathered during one turn of the event loop and sent as one message
+ * at the next, so that the many requests a busy standby forwards at once cost one gRPC message
+ * rather than one each. A message never passes the transport's limit: an item that would take
+ * it past sends what was gathered first.
+ */
+class Outbox<T extends { payload: Buffer }> {
+  private items: T[] = [];
+  private bytes = 0;
+  private scheduled = false;
+
+  constructor(private readonly maxMessageBytes: number, private readonly send: (items: T[]) => void) {}
+
+  add(item: T): void {
+    const size = item.payload.length + CALL_FRAMING_BYTES;
+    if (this.items.length > 0 && this.bytes + size > this.maxMessageBytes) this.flush();
+    this.items.push(item);
+    this.bytes += size;
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  get empty(): boolean {
+    return this.items.length === 0;
+  }
+
+  flush(): void {
+    this.scheduled = false;
+    if (this.items.length === 0) return;
+    const items = this.items;
+    this.items = [];
+    this.bytes = 0;
+    this.send(items);
+  }
+}
+
 interface Pending {
   resolve(payload: Buffer): void;
   reject(err: Error): void;
@@ -29,18 +67,25 @@ interface Pending {
  * stream fails every call waiting on it, and the next call dials again.
  */
 export class CallChannel {
-  private stream: ClientDuplexStream<WireCallRequest, WireCallResponse> | null = null;
+  private stream: ClientDuplexStream<WireCallRequests, WireCallResponses> | null = null;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private closed = false;
+  private readonly outbox: Outbox<WireCallRequest>;
 
   constructor(
     readonly address: string,
     private readonly client: Client,
-    private readonly method: MethodDefinition<WireCallRequest, WireCallResponse>,
+    private readonly method: MethodDefinition<WireCallRequests, WireCallResponses>,
     /** The transport's message limit: a larger message would break the stream for every call on it. */
     private readonly maxMessageBytes: number,
-  ) {}
+  ) {
+    this.outbox = new Outbox(maxMessageBytes, (calls) => {
+      // Calls whose stream failed while they waited to be sent were failed with it already.
+      const waiting = calls.filter((c) => this.pending.has(c.id));
+      if (waiting.length > 0) this.open().write({ calls: waiting });
+    });
+  }
 
   /** Calls waiting for an answer. */
   get waiting(): number {
@@ -52,11 +97,11 @@ export class CallChannel {
     if (payload.length > this.maxMessageBytes - CALL_FRAMING_BYTES) {
       return Promise.reject(new MemberCallError(`the request is larger than the ${this.maxMessageBytes}-byte message limit between members`, this.address));
     }
-    const stream = this.open();
+    this.open();
     const id = this.nextId++;
     return new Promise<Buffer>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      stream.write({ id, payload });
+      this.outbox.add({ id, payload });
     });
   }
 
@@ -69,16 +114,18 @@ export class CallChannel {
     this.client.close();
   }
 
-  private open(): ClientDuplexStream<WireCallRequest, WireCallResponse> {
+  private open(): ClientDuplexStream<WireCallRequests, WireCallResponses> {
     if (this.stream) return this.stream;
     const m = this.method;
     const stream = this.client.makeBidiStreamRequest(m.path, m.requestSerialize, m.responseDeserialize, new Metadata());
-    stream.on('data', (answer: WireCallResponse) => {
-      const waiting = this.pending.get(answer.id);
-      if (!waiting) return;
-      this.pending.delete(answer.id);
-      if (answer.error) waiting.reject(new MemberCallError(answer.error, this.address));
-      else waiting.resolve(answer.payload);
+    stream.on('data', (message: WireCallResponses) => {
+      for (const answer of message.answers) {
+        const waiting = this.pending.get(answer.id);
+        if (!waiting) continue;
+        this.pending.delete(answer.id);
+        if (answer.error) waiting.reject(new MemberCallError(answer.error, this.address));
+        else waiting.resolve(answer.payload);
+      }
     });
     stream.on('error', (err: Error) => this.failAll(stream, err.message));
     stream.on('end', () => this.failAll(stream, 'the member closed the stream'));
@@ -86,7 +133,7 @@ export class CallChannel {
     return stream;
   }
 
-  private failAll(stream: ClientDuplexStream<WireCallRequest, WireCallResponse> | null, reason: string): void {
+  private failAll(stream: ClientDuplexStream<WireCallRequests, WireCallResponses> | null, reason: string): void {
     if (this.stream !== stream) return;
     this.stream = null;
     const waiting = [...this.pending.values()];
@@ -97,36 +144,50 @@ export class CallChannel {
 
 /**
  * The receiving end of one caller's stream: each request goes to the handler at once (they
- * run concurrently) and each answer is written when it is ready. A handler's failure answers
- * that request with its message; the stream ends once the caller ended it and every answer
- * was written.
+ * run concurrently) and each answer is sent when it is ready, with the others ready in the same
+ * turn. A handler's failure answers that request with its message; the stream ends once the
+ * caller ended it and every answer was written.
  */
 export function serveCalls(
-  call: ServerDuplexStream<WireCallRequest, WireCallResponse>, handler: () => CallHandler | null, maxMessageBytes: number,
+  call: ServerDuplexStream<WireCallRequests, WireCallResponses>, handler: () => CallHandler | null, maxMessageBytes: number,
 ): void {
   let running = 0;
   let ended = false;
-  const answer = (response: WireCallResponse) => {
-    if (!call.cancelled && !call.destroyed) call.write(response);
-    if (--running === 0 && ended) call.end();
+  let finished = false;
+  const finishIfDone = () => {
+    if (finished || !ended || running > 0 || !outbox.empty) return;
+    finished = true;
+    call.end();
   };
-  call.on('data', (request: WireCallRequest) => {
+  const outbox: Outbox<WireCallResponse> = new Outbox<WireCallResponse>(maxMessageBytes, (answers) => {
+    if (!call.cancelled && !call.destroyed) call.write({ answers });
+    finishIfDone();
+  });
+  const answer = (response: WireCallResponse) => {
+    running--;
+    outbox.add(response);
+  };
+  const serve = (request: WireCallRequest) => {
     running++;
-    const serve = handler();
-    if (!serve) {
+    const run = handler();
+    if (!run) {
       answer({ id: request.id, payload: Buffer.alloc(0), error: 'this member does not serve calls yet' });
       return;
     }
-    serve(request.payload).then(
+    run(request.payload).then(
       (payload) => answer(payload.length > maxMessageBytes - CALL_FRAMING_BYTES
         ? { id: request.id, payload: Buffer.alloc(0), error: `the answer is larger than the ${maxMessageBytes}-byte message limit between members` }
         : { id: request.id, payload, error: '' }),
       (err: unknown) => answer({ id: request.id, payload: Buffer.alloc(0), error: err instanceof Error ? err.message : String(err) }),
     );
+  };
+  call.on('data', (message: WireCallRequests) => {
+    for (const request of message.calls) serve(request);
   });
   call.on('end', () => {
     ended = true;
-    if (running === 0) call.end();
+    if (running === 0) outbox.flush();
+    finishIfDone();
   });
   // A cancelled or broken stream has nobody left to answer; running handlers finish unheard.
   call.on('error', () => {});

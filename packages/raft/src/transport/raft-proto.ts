@@ -50,11 +50,19 @@ export interface WireCallResponse {
   error: string;
 }
 
+export interface WireCallRequests {
+  calls: WireCallRequest[];
+}
+
+export interface WireCallResponses {
+  answers: WireCallResponse[];
+}
+
 export interface RaftService {
   definition: ServiceDefinition;
   stream: MethodDefinition<WireBatch, object>;
   installSnapshot: MethodDefinition<WireSnapshotChunk, object>;
-  calls: MethodDefinition<WireCallRequest, WireCallResponse>;
+  calls: MethodDefinition<WireCallRequests, WireCallResponses>;
 }
 
 let loaded: RaftService | undefined;
@@ -69,7 +77,7 @@ export function raftService(): RaftService {
     if (stream === undefined || installSnapshot === undefined || calls === undefined) {
       throw new Error('raft.proto does not declare the Raft service with Stream, InstallSnapshot and Calls');
     }
-    loaded = { definition, stream, installSnapshot, calls: calls as MethodDefinition<WireCallRequest, WireCallResponse> };
+    loaded = { definition, stream, installSnapshot, calls: calls as MethodDefinition<WireCallRequests, WireCallResponses> };
   }
   return loaded;
 }
