@@ -45,10 +45,7 @@ export async function sealBatch(jobs: ReadonlyArray<SealJob | undefined>): Promi
   const onHelper = new Uint8Array(jobs.length);
   for (const i of handed) onHelper[i] = 1;
   const helping = first && handed.length > 0
-    ? sealThread.seal(first.type, first.key, ciphertextPrefix(first.version), handed.map((i) => (jobs[i] as SealJob).plaintext)).then(
-      (sealed) => sealed,
-      () => null,
-    )
+    ? sealThread.seal(first.type, first.key, ciphertextPrefix(first.version), handed.map((i) => (jobs[i] as SealJob).plaintext)).catch(() => null)
     : null;
   for (let i = 0; i < jobs.length; i++) {
     const job = jobs[i];

@@ -35,18 +35,27 @@ function checkKey(type: AeadKeyType, key: Buffer): void {
   if (key.length !== want) throw new RangeError(`${type} needs a ${want}-byte key, got ${key.length}`);
 }
 
+/** node:crypto's name for the cipher of each AEAD key type. */
+export const AEAD_CIPHER_NAMES = {
+  'aes128-gcm96': 'aes-128-gcm',
+  'aes256-gcm96': 'aes-256-gcm',
+  'chacha20-poly1305': 'chacha20-poly1305',
+} as const satisfies Record<AeadKeyType, string>;
+
 function makeCipher(type: AeadKeyType, key: Buffer, nonce: Buffer): CipherGCM | CipherChaCha20Poly1305 {
   checkKey(type, key);
   const authTagLength = AEAD_TAG_SIZE;
-  if (type === 'chacha20-poly1305') return createCipheriv('chacha20-poly1305', keyObjectOf(key), nonce, { authTagLength });
-  return createCipheriv(type === 'aes128-gcm96' ? 'aes-128-gcm' : 'aes-256-gcm', keyObjectOf(key), nonce, { authTagLength });
+  const name = AEAD_CIPHER_NAMES[type];
+  if (name === 'chacha20-poly1305') return createCipheriv(name, keyObjectOf(key), nonce, { authTagLength });
+  return createCipheriv(name, keyObjectOf(key), nonce, { authTagLength });
 }
 
 function makeDecipher(type: AeadKeyType, key: Buffer, nonce: Buffer): DecipherGCM | DecipherChaCha20Poly1305 {
   checkKey(type, key);
   const authTagLength = AEAD_TAG_SIZE;
-  if (type === 'chacha20-poly1305') return createDecipheriv('chacha20-poly1305', keyObjectOf(key), nonce, { authTagLength });
-  return createDecipheriv(type === 'aes128-gcm96' ? 'aes-128-gcm' : 'aes-256-gcm', keyObjectOf(key), nonce, { authTagLength });
+  const name = AEAD_CIPHER_NAMES[type];
+  if (name === 'chacha20-poly1305') return createDecipheriv(name, keyObjectOf(key), nonce, { authTagLength });
+  return createDecipheriv(name, keyObjectOf(key), nonce, { authTagLength });
 }
 
 function checkNonce(nonce: Buffer): Buffer {

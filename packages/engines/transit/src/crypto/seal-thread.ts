@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { AEAD_NONCE_SIZE, AEAD_TAG_SIZE } from './aead';
+import { AEAD_CIPHER_NAMES, AEAD_NONCE_SIZE, AEAD_TAG_SIZE } from './aead';
 import { keyObjectOf } from './key-objects';
 import type { AeadKeyType } from './key-types';
 
@@ -55,12 +55,6 @@ function helperProgram(): void {
   });
 }
 
-const CIPHER_NAMES: Record<AeadKeyType, string> = {
-  'aes128-gcm96': 'aes-128-gcm',
-  'aes256-gcm96': 'aes-256-gcm',
-  'chacha20-poly1305': 'chacha20-poly1305',
-};
-
 /**
  * A second thread for the AEAD work of large batches, so that a batch uses both of a small
  * machine's cores: the request's thread seals part of the items while this one seals the rest.
@@ -94,7 +88,7 @@ class SealThread {
     }
     const id = this.nextId++;
     const request: SealRequest = {
-      id, cipher: CIPHER_NAMES[type], key: keyObjectOf(key), prefix, plaintexts: packed,
+      id, cipher: AEAD_CIPHER_NAMES[type], key: keyObjectOf(key), prefix, plaintexts: packed,
       lengths: plaintexts.map((p) => p.length), tagLength: AEAD_TAG_SIZE, nonceLength: AEAD_NONCE_SIZE,
     };
     return new Promise<string[]>((resolve, reject) => {
