@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Entry, HardState, SnapshotMeta } from '../core/types';
 import { encodeTxn } from './command';
-import { LevelLogStore } from './level-log-store';
+import { WalLogStore } from './wal-log-store';
 import type { LogStore } from './log-store';
 import { MemoryNetwork } from './memory-transport';
 import { RaftNode } from './raft-node';
@@ -71,7 +71,7 @@ describe('a crash between applying and the next log write', () => {
   }
 
   it('does not apply an entry again after restarting', async () => {
-    const store = new CrashingLogStore(await LevelLogStore.open(join(dir, 'raft')));
+    const store = new CrashingLogStore(await WalLogStore.open(join(dir, 'wal')));
     const first = await open(store);
     await waitFor(() => first.isLeader, 'leadership');
     expect(await first.propose(increment(0))).toBe(true);
@@ -96,7 +96,7 @@ describe('a crash between applying and the next log write', () => {
   });
 
   it('applies exactly once an entry that was logged and committed but not applied before the crash', async () => {
-    const store = new CrashingLogStore(await LevelLogStore.open(join(dir, 'raft')));
+    const store = new CrashingLogStore(await WalLogStore.open(join(dir, 'wal')));
     const first = await open(store);
     await waitFor(() => first.isLeader, 'leadership');
     expect(await first.propose(increment(0))).toBe(true);

@@ -5,6 +5,7 @@ import { LevelLogStore } from './level-log-store';
 import type { Entry } from '../core/types';
 import { MemoryLogStore } from './log-store';
 import { runLogStoreConformance } from './test-support/log-store-conformance';
+import { WalLogStore } from './wal-log-store';
 
 runLogStoreConformance('MemoryLogStore', async () => {
   const store = new MemoryLogStore();
@@ -24,6 +25,24 @@ runLogStoreConformance('LevelLogStore', async () => {
     cleanup: () => rm(dir, { recursive: true, force: true }),
   };
 });
+
+for (const segmentBytes of [undefined, 64]) {
+  // 64 bytes: nearly every write starts a new segment, so rotation and segment deletion run in every case.
+  runLogStoreConformance(`WalLogStore${segmentBytes ? ` with ${segmentBytes}-byte segments` : ''}`, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'strongroom-wal-'));
+    const options = segmentBytes ? { segmentBytes } : {};
+    let current = await WalLogStore.open(join(dir, 'wal'), options);
+    return {
+      store: current,
+      reopen: async () => {
+        await current.close();
+        current = await WalLogStore.open(join(dir, 'wal'), options);
+        return current;
+      },
+      cleanup: () => rm(dir, { recursive: true, force: true }),
+    };
+  });
+}
 
 describe('LevelLogStore compaction', () => {
   const conf = { voters: ['a'], learners: [] };

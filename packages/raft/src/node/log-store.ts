@@ -24,9 +24,10 @@ export interface LogStore {
    */
   save(hardState: HardState | undefined, entries: readonly Entry[], snapshot?: SnapshotMeta): Promise<void>;
   /**
-   * Records a hard state whose term and vote are already durable, without waiting for the disk:
-   * only the commit index moved, and Raft does not need that to survive a crash (a leader
-   * re-establishes it, and the state machine's applied index is a floor for it on restart).
+   * Records a hard state whose term and vote are already durable, without waiting for the disk
+   * (a store may hold it until its next write or `close`): only the commit index moved, and Raft
+   * does not need that to survive a crash (a leader re-establishes it, and the state machine's
+   * applied index is a floor for it on restart).
    */
   saveCommit(hardState: HardState): Promise<void>;
   /**
@@ -88,8 +89,9 @@ export function cloneMeta(m: SnapshotMeta): SnapshotMeta {
   return { index: m.index, term: m.term, conf: { voters: [...m.conf.voters], learners: [...m.conf.learners] } };
 }
 
-const TYPE_CODES: Record<EntryType, number> = { normal: 0, conf: 1, empty: 2 };
-const TYPES: readonly EntryType[] = ['normal', 'conf', 'empty'];
+/** Entry types as stored: one byte each. */
+export const TYPE_CODES: Record<EntryType, number> = { normal: 0, conf: 1, empty: 2 };
+export const TYPES: readonly EntryType[] = ['normal', 'conf', 'empty'];
 
 /** Writes `n` (< 2^53) as 8 big-endian bytes, so that byte order is numeric order. */
 export function writeUint64(buf: Buffer, n: number, offset: number): void {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { FakeClock } from '@strongroom/core';
 import { encodeTxn } from './command';
-import { LevelLogStore } from './level-log-store';
+import { WalLogStore } from './wal-log-store';
 import { MemoryNetwork } from './memory-transport';
 import { RaftNode, type RaftNodeOptions } from './raft-node';
 import { SnapshotReader } from './snapshot-file';
@@ -81,7 +81,7 @@ describe('RaftNode on a single-node cluster', () => {
     await node.close();
 
     expect((await readdir(join(dir, 'snapshots'))).filter((n) => n.endsWith('.snap'))).toHaveLength(2);
-    const log = await LevelLogStore.open(join(dir, 'raft'));
+    const log = await WalLogStore.open(join(dir, 'wal'));
     const stored = await log.load();
     await log.close();
     expect(stored.snapshot?.index).toBe(snap.index);

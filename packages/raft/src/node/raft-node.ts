@@ -12,8 +12,8 @@ import type { ConfChange, ConfState, Entry, HardState, Message, NodeId, RaftConf
 import type { Transport } from '../transport/transport';
 import { encodeAddress, encodeRestoreChunk, encodeRestoreCommit } from './command';
 import { NodeClosedError, NodeRemovedError, OutcomeUnknownError, RaftTimeoutError, SnapshotRestoreError } from './errors';
-import { LevelLogStore } from './level-log-store';
 import type { LogStore } from './log-store';
+import { openLogStore } from './open-log-store';
 import { SnapshotDir, SnapshotReader, SnapshotWriter, type SnapshotHeader } from './snapshot-file';
 import { StateMachine, type AppliedChange } from './state-machine';
 
@@ -223,10 +223,13 @@ export class RaftNode {
    * campaigns at once instead of waiting for an election timeout.
    */
   static async open(options: RaftNodeOptions): Promise<RaftNode> {
-    const logStore = options.logStore ?? (await LevelLogStore.open(join(options.dataDir, 'raft')));
-    const snapshots = await SnapshotDir.open(join(options.dataDir, 'snapshots'));
+    // The state machine first: its database lock keeps a second process off this data
+    // directory before anything else in it is opened (the log recovers its tail on open).
     const sm = await StateMachine.open(join(options.dataDir, 'state'));
+    let logStore: LogStore | undefined;
     try {
+      const snapshots = await SnapshotDir.open(join(options.dataDir, 'snapshots'));
+      logStore = options.logStore ?? (await openLogStore(options.dataDir));
       const stored = await logStore.load();
       if (stored.snapshot && sm.applied < stored.snapshot.index) {
         const file = snapshots.find(stored.snapshot.index, stored.snapshot.term);
@@ -264,7 +267,7 @@ export class RaftNode {
       return node;
     } catch (err) {
       await sm.close();
-      await logStore.close();
+      await logStore?.close();
       throw err;
     }
   }
