@@ -2,7 +2,7 @@ import type { ClassicLevel } from 'classic-level';
 import type { Entry, HardState, SnapshotMeta } from '../core/types';
 import { openLevel } from './level';
 import {
-  cloneMeta, decodeEntryValue, decodeHardState, encodeEntryValue, encodeHardState, readUint64, writeUint64,
+  cloneMeta, decodeEntryValue, decodeHardState, encodeEntryValue, encodeHardState, rangeAfterSave, readUint64, writeUint64,
   type LogStore, type StoredLog,
 } from './log-store';
 
@@ -56,24 +56,17 @@ export class LevelLogStore implements LogStore {
   }
 
   async save(hardState: HardState | undefined, entries: readonly Entry[], snapshot?: SnapshotMeta): Promise<void> {
+    const { first, last } = rangeAfterSave({ first: this.first, last: this.last }, entries, snapshot);
     const ops: Op[] = [];
-    let first = this.first;
-    let last = this.last;
     if (snapshot) {
-      for (let i = first; i <= last; i++) ops.push({ type: 'del', key: entryKey(i) });
+      for (let i = this.first; i <= this.last; i++) ops.push({ type: 'del', key: entryKey(i) });
       ops.push({ type: 'put', key: SNAPSHOT_KEY, value: Buffer.from(JSON.stringify(cloneMeta(snapshot))) });
-      first = snapshot.index + 1;
-      last = snapshot.index;
     }
-    const head = entries[0];
     const tail = entries[entries.length - 1];
-    if (head && tail) {
-      if (head.index > last + 1 && last >= first) throw new Error(`log gap: stored up to ${last}, saving from ${head.index}`);
+    if (tail) {
       // Entries above the new tail belong to a replaced suffix; those at or below it are overwritten.
-      for (let i = tail.index + 1; i <= last; i++) ops.push({ type: 'del', key: entryKey(i) });
+      for (let i = tail.index + 1; i <= (snapshot ? snapshot.index : this.last); i++) ops.push({ type: 'del', key: entryKey(i) });
       for (const e of entries) ops.push({ type: 'put', key: entryKey(e.index), value: encodeEntryValue(e) });
-      if (last < first || head.index < first) first = head.index;
-      last = tail.index;
     }
     if (hardState) ops.push({ type: 'put', key: HARD_STATE_KEY, value: encodeHardState(hardState) });
     if (ops.length === 0) return;

@@ -89,6 +89,25 @@ export function cloneMeta(m: SnapshotMeta): SnapshotMeta {
   return { index: m.index, term: m.term, conf: { voters: [...m.conf.voters], learners: [...m.conf.learners] } };
 }
 
+/**
+ * The range of stored entry indexes (empty when first > last) after a save of `entries`, with
+ * `snapshot` replacing the log first: the check every store makes before writing, since a save
+ * that would leave a hole in the log is a caller's bug.
+ */
+export function rangeAfterSave(
+  stored: { first: number; last: number }, entries: readonly Entry[], snapshot?: SnapshotMeta,
+): { first: number; last: number } {
+  let { first, last } = snapshot ? { first: snapshot.index + 1, last: snapshot.index } : stored;
+  const head = entries[0];
+  const tail = entries[entries.length - 1];
+  if (head && tail) {
+    if (head.index > last + 1 && last >= first) throw new Error(`log gap: stored up to ${last}, saving from ${head.index}`);
+    if (last < first || head.index < first) first = head.index;
+    last = tail.index;
+  }
+  return { first, last };
+}
+
 /** Entry types as stored: one byte each. */
 export const TYPE_CODES: Record<EntryType, number> = { normal: 0, conf: 1, empty: 2 };
 export const TYPES: readonly EntryType[] = ['normal', 'conf', 'empty'];

@@ -2,7 +2,7 @@ import { close as closeFd, constants, fdatasync, open as openFd, write } from 'n
 import { mkdir, readFile, readdir, rename, rm, stat, truncate, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Entry, HardState, SnapshotMeta } from '../core/types';
-import type { LogStore, StoredLog } from './log-store';
+import { rangeAfterSave, type LogStore, type StoredLog } from './log-store';
 import { syncDir } from './snapshot-file';
 import { encodeFrame, readFrame, type Frame } from './wal-frame';
 
@@ -207,19 +207,8 @@ export class WalLogStore implements LogStore {
   }
 
   async save(hardState: HardState | undefined, entries: readonly Entry[], snapshot?: SnapshotMeta): Promise<void> {
-    let first = this.first;
-    let last = this.last;
-    if (snapshot) {
-      first = snapshot.index + 1;
-      last = snapshot.index;
-    }
-    const head = entries[0];
+    const range = rangeAfterSave({ first: this.first, last: this.last }, entries, snapshot);
     const tail = entries[entries.length - 1];
-    if (head && tail) {
-      if (head.index > last + 1 && last >= first) throw new Error(`log gap: stored up to ${last}, saving from ${head.index}`);
-      if (last < first || head.index < first) first = head.index;
-      last = tail.index;
-    }
     const frame: Frame = { entries };
     const hs = hardState ?? (this.commitPending ? this.hardState : undefined);
     if (hs) frame.hardState = hs;
@@ -229,8 +218,8 @@ export class WalLogStore implements LogStore {
     }
     if (!hs && !snapshot && entries.length === 0) return;
     await this.append(frame);
-    this.first = first;
-    this.last = last;
+    this.first = range.first;
+    this.last = range.last;
     if (hs) this.hardState = hs;
     if (snapshot) this.snapshot = snapshot;
     if (tail) {
