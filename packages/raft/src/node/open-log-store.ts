@@ -1,10 +1,8 @@
-import { access, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LevelLogStore } from './level-log-store';
 import type { LogStore } from './log-store';
-import { WalLogStore, type WalOptions } from './wal-log-store';
-
-const exists = (path: string): Promise<boolean> => access(path).then(() => true, () => false);
+import { WalLogStore, exists, type WalOptions } from './wal-log-store';
 
 /**
  * Opens the node's log in `<dataDir>/wal`. A data directory from an earlier release keeps its

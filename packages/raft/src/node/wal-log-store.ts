@@ -126,7 +126,7 @@ export class WalLogStore implements LogStore {
   ) {}
 
   static async open(dir: string, options: WalOptions = {}): Promise<WalLogStore> {
-    if (!(await isDir(dir))) await WalLogStore.create(dir, { entries: [] });
+    if (!(await exists(dir))) await WalLogStore.create(dir, { entries: [] });
     const names = (await readdir(dir)).filter((n) => SEGMENT_NAME.test(n)).sort();
     if (names.length === 0) throw new Error(`the Raft log in ${dir} has no segment files`);
     const state: Replayed = { entries: [] };
@@ -315,9 +315,11 @@ export class WalLogStore implements LogStore {
   }
 }
 
-async function isDir(path: string): Promise<boolean> {
+/** Whether `path` exists; errors other than its absence (permissions, I/O) are thrown, not taken for "no". */
+export async function exists(path: string): Promise<boolean> {
   try {
-    return (await stat(path)).isDirectory();
+    await stat(path);
+    return true;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw err;
