@@ -1,10 +1,14 @@
 import { mkdir } from 'node:fs/promises';
 import { ClassicLevel } from 'classic-level';
 
-/** Opens (creating if needed) a LevelDB with Buffer values; `keys` picks the key encoding. */
+/**
+ * Opens (creating if needed) a LevelDB with Buffer values; `keys` picks the key encoding.
+ * Without block compression: the values are ciphertext, which Snappy cannot shrink, so it only
+ * cost CPU on every flush and compaction (keys are prefix-compressed within blocks either way).
+ */
 export async function openLevel<K extends string | Buffer>(dir: string, keys: 'utf8' | 'buffer'): Promise<ClassicLevel<K, Buffer>> {
   await mkdir(dir, { recursive: true });
-  const db = new ClassicLevel<K, Buffer>(dir, { keyEncoding: keys, valueEncoding: 'buffer' });
+  const db = new ClassicLevel<K, Buffer>(dir, { keyEncoding: keys, valueEncoding: 'buffer', compression: false });
   try {
     await db.open();
   } catch (err) {
