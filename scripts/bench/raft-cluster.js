@@ -2,7 +2,9 @@
 // `node scripts/bench/run.js raft`: KV v2 writes on a 3-node loopback cluster of real server
 // processes, next to what the disk under it can make durable (measured first, on the same
 // filesystem) and, when the Debian package etcd-server is installed, a 3-member etcd loaded the
-// same way. Everything started here is stopped in `finally`, and its temp dir removed.
+// same way. At 64 clients the two clusters are both up and measured in alternating rounds, so
+// a change in the machine's speed during the run falls on both sides of each ratio alike.
+// Everything started here is stopped in `finally`, and its temp dir removed.
 const fs = require('node:fs');
 const net = require('node:net');
 const os = require('node:os');
@@ -14,7 +16,8 @@ const { row, ratio } = require('./report');
 const { startCpuSample } = require('./cpu-usage');
 
 const ROOT = path.resolve(__dirname, '../..');
-const CONCURRENCY = [1, 16, 64];
+const CONCURRENCY = [1, 16];
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const WARMUP_SECONDS = 1;
 const DISK_SECONDS = 2;
 const TARGET = { p50AtC1Ms: 3, p99AtC64Ms: 50 };
@@ -66,6 +69,18 @@ function cpuLine(result) {
   if (result.cpu) console.log(`  CPU us per write by thread: ${result.cpu}`);
 }
 
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+/** The round whose rate is the median one: its rate, p50 and p99 are reported together. */
+function medianRound(results) {
+  const sorted = [...results].sort((a, b) => a.rate - b.rate);
+  return sorted[(sorted.length - 1) >> 1];
+}
+
 async function runRaftBench({ seconds }) {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'strongroom-bench-'));
   let cluster;
@@ -104,37 +119,50 @@ async function runRaftBench({ seconds }) {
     const nodes = cluster.nodes.filter((n) => n.process).map((n) => ({ label: n === active ? 'active' : 'standby', pid: n.process.pid }));
     const results = {};
     for (const c of CONCURRENCY) {
-      const sampled = c === 64 ? nodes : [];
-      results[`spread${c}`] = await measure(kvLoad(all, `s${c}`), c, seconds, sampled);
+      results[`spread${c}`] = await measure(kvLoad(all, `s${c}`), c, seconds);
       row(`KV v2 write, all 3 nodes, c=${c}`, results[`spread${c}`], fsync);
-      cpuLine(results[`spread${c}`]);
-      results[`active${c}`] = await measure(kvLoad([active.apiAddr], `a${c}`), c, seconds, sampled);
+      results[`active${c}`] = await measure(kvLoad([active.apiAddr], `a${c}`), c, seconds);
       row(`KV v2 write, active node only, c=${c}`, results[`active${c}`], fsync);
-      cpuLine(results[`active${c}`]);
     }
-    await stopCluster(cluster);
-    cluster = undefined;
 
     const bin = findEtcd();
     let etcdSkipped = bin ? '' : 'skipped, no `etcd` on PATH (install the Debian package: sudo apt-get install etcd-server)';
     if (bin) {
-      // A reference that fails to start costs its row, not the Strongroom numbers above.
+      // A reference that fails to start costs its rows, not the Strongroom numbers.
       etcd = await startEtcd({ bin, dir: path.join(work, 'etcd'), basePort: await freeBasePort(23790) })
         .catch((err) => { etcdSkipped = `${bin} did not start: ${err.message}`; return undefined; });
     }
+    const members = etcd ? etcd.pids.map((pid, i) => ({ label: `member ${i + 1}`, pid })) : [];
+    // Each round measures every row once; the order flips from one round to the next, so
+    // neither side is always measured first. CPU per write is sampled in the first round.
+    const spreadRow = { key: 'spread64', name: 'KV v2 write, all 3 nodes, c=64', run: (r, cpu) => measure(kvLoad(all, `s64r${r}`), 64, seconds, cpu ? nodes : []) };
+    const activeRow = { key: 'active64', name: 'KV v2 write, active node only, c=64', run: (r, cpu) => measure(kvLoad([active.apiAddr], `a64r${r}`), 64, seconds, cpu ? nodes : []) };
+    // Each Strongroom row is next to the etcd row it is compared with, in either order.
+    const rows = etcd ? [
+      spreadRow,
+      { key: 'etcd', name: 'etcd put via /v3/kv/put, all 3 members, c=64', run: (r, cpu) => measure(etcdPutLoad(etcd.clientUrls, `e${r}`, VALUE), 64, seconds, cpu ? members : []) },
+      activeRow,
+      { key: 'etcdOne', name: 'etcd put via /v3/kv/put, one member, c=64', run: (r, cpu) => measure(etcdPutLoad([etcd.clientUrls[0]], `e1${r}`, VALUE), 64, seconds, cpu ? members : []) },
+    ] : [spreadRow, activeRow];
+    console.log(`\nc=64 in ${ROUNDS} rounds${etcd ? ', Strongroom and etcd both up and measured in turn' : ''}`);
+    const rounds = Object.fromEntries(rows.map((r) => [r.key, []]));
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const spec of r % 2 === 0 ? rows : [...rows].reverse()) {
+        const result = await spec.run(r, r === 0);
+        rounds[spec.key].push(result);
+        row(`${spec.name}, round ${r + 1}`, result, fsync);
+        cpuLine(result);
+      }
+    }
+    for (const spec of rows) results[spec.key] = medianRound(rounds[spec.key]);
+    await stopCluster(cluster);
+    cluster = undefined;
     if (etcd) {
-      const members = etcd.pids.map((pid, i) => ({ label: `member ${i + 1}`, pid }));
-      results.etcd = await measure(etcdPutLoad(etcd.clientUrls, 'e', VALUE), 64, seconds, members);
-      row('etcd put via /v3/kv/put, all 3 members, c=64', results.etcd, fsync);
-      cpuLine(results.etcd);
-      results.etcdOne = await measure(etcdPutLoad([etcd.clientUrls[0]], 'e1', VALUE), 64, seconds, members);
-      row('etcd put via /v3/kv/put, one member, c=64', results.etcdOne, fsync);
-      cpuLine(results.etcdOne);
       await etcd.stop();
       etcd = undefined;
     }
 
-    console.log('\nRatios (percent of ceiling above is against the raw fsync rate)');
+    console.log(`\nRatios (percent of ceiling above is against the raw fsync rate; at c=64, the median of ${ROUNDS} rounds)`);
     const spread = results.spread64;
     const direct = results.active64;
     ratio('writes/s at c=64 (all nodes) / raw fsync rate', spread.rate, fsync.rate);
@@ -144,12 +172,18 @@ async function runRaftBench({ seconds }) {
     const met = (ok) => (ok ? 'target met' : 'target missed');
     ratio(`p50 at c=1 (all nodes) / ${TARGET.p50AtC1Ms} ms target`, results.spread1.p50, TARGET.p50AtC1Ms, met(results.spread1.p50 < TARGET.p50AtC1Ms));
     ratio(`p50 at c=1 (active node) / ${TARGET.p50AtC1Ms} ms target`, results.active1.p50, TARGET.p50AtC1Ms, met(results.active1.p50 < TARGET.p50AtC1Ms));
-    ratio(`p99 at c=64 (all nodes) / ${TARGET.p99AtC64Ms} ms target`, spread.p99, TARGET.p99AtC64Ms, met(spread.p99 < TARGET.p99AtC64Ms));
-    ratio(`p99 at c=64 (active node) / ${TARGET.p99AtC64Ms} ms target`, direct.p99, TARGET.p99AtC64Ms, met(direct.p99 < TARGET.p99AtC64Ms));
+    const p99 = (key) => median(rounds[key].map((r) => r.p99));
+    ratio(`p99 at c=64 (all nodes) / ${TARGET.p99AtC64Ms} ms target`, p99('spread64'), TARGET.p99AtC64Ms, met(p99('spread64') < TARGET.p99AtC64Ms));
+    ratio(`p99 at c=64 (active node) / ${TARGET.p99AtC64Ms} ms target`, p99('active64'), TARGET.p99AtC64Ms, met(p99('active64') < TARGET.p99AtC64Ms));
     if (results.etcd) {
-      ratio('writes/s at c=64 (all nodes) / etcd 3 members, c=64', spread.rate, results.etcd.rate, met(spread.rate >= results.etcd.rate));
-      ratio('p99 at c=64 (all nodes) / etcd p99, c=64', spread.p99, results.etcd.p99);
-      ratio('writes/s at c=64 (active node) / etcd one member, c=64', direct.rate, results.etcdOne.rate, met(direct.rate >= results.etcdOne.rate));
+      // Each round's ratio compares two rows measured one right after the other; their median is the verdict.
+      const perRound = (ours, theirs) => rounds[ours].map((r, i) => r.rate / rounds[theirs][i].rate);
+      const vsAll = perRound('spread64', 'etcd');
+      const vsOne = perRound('active64', 'etcdOne');
+      const each = (values) => `rounds: ${values.map((v) => v.toFixed(2)).join(', ')}`;
+      ratio('writes/s at c=64 (all nodes) / etcd 3 members, c=64', median(vsAll), 1, `${met(median(vsAll) >= 1)}; ${each(vsAll)}`);
+      ratio('p99 at c=64 (all nodes) / etcd p99, c=64', p99('spread64'), p99('etcd'));
+      ratio('writes/s at c=64 (active node) / etcd one member, c=64', median(vsOne), 1, `${met(median(vsOne) >= 1)}; ${each(vsOne)}`);
     } else {
       console.log(`etcd: ${etcdSkipped}`);
       ratio(`writes/s at c=64 (all nodes) / etcd reference (${ETCD_REFERENCE_RATE}/s, not this run)`, spread.rate, ETCD_REFERENCE_RATE);
