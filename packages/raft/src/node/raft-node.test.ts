@@ -151,6 +151,24 @@ describe('RaftNode on a single-node cluster', () => {
     expect((await node.snapshot()).index).toBeGreaterThan(20);
   });
 
+  it('draws each byte limit between the configured one and half again as much, so members do not all snapshot at once', async () => {
+    const value = 'v'.repeat(200);
+    // Two nodes, one drawing the lowest limit (4096 bytes) and one near the highest (about 6100).
+    const low = await start({ dataDir: `${dir}/low`, clock: new FakeClock(), snapshotThreshold: 1_000_000, snapshotIntervalMs: 3_600_000, snapshotMaxLogBytes: 4096, raft: { random: () => 0 } });
+    const high = await start({ dataDir: `${dir}/high`, clock: new FakeClock(), snapshotThreshold: 1_000_000, snapshotIntervalMs: 3_600_000, snapshotMaxLogBytes: 4096, raft: { random: () => 0.99 } });
+    for (const node of [high, low]) {
+      await node.readBarrier();
+      // About 4.8 KB of entries: past the low limit, short of the high one.
+      for (let i = 0; i < 22; i++) await node.propose(put(`k/${i}`, value));
+    }
+    await waitFor(() => low.stats().snapshotsTaken >= 1, 'the snapshot past the low limit');
+    // The high node had the same entries first; give a snapshot it should not take time to show.
+    await new Promise((r) => setTimeout(r, 200));
+    expect(high.stats().snapshotsTaken).toBe(0);
+    for (let i = 22; i < 32; i++) await high.propose(put(`k/${i}`, value));
+    await waitFor(() => high.stats().snapshotsTaken >= 1, 'the snapshot past the high limit');
+  });
+
   it('writes a snapshot stream that verifies and holds the data', async () => {
     const node = await start();
     await node.propose(put('x', '1'));

@@ -55,7 +55,9 @@ export interface RaftNodeOptions {
   /**
    * Bytes of entries applied since the newest snapshot past which one starts at once, whatever
    * the interval (default 64 MiB). Entries since the last compaction stay in memory, so this
-   * bounds the memory the log takes between snapshots.
+   * bounds the memory the log takes between snapshots. Each limit is drawn between this and half
+   * again as much: members apply the same entries, and if all of them copied their state at
+   * once, the quorum would slow with them, where one member at a time leaves the others a quorum.
    */
   snapshotMaxLogBytes?: number;
   /** Entries kept in the log below a snapshot, so followers that lag a little catch up from the log (default 1024). */
@@ -140,6 +142,8 @@ export class RaftNode {
   /** When the threshold is next checked (clock time). */
   private nextSnapshotCheck: number;
   private readonly snapshotMaxLogBytes: number;
+  /** The byte limit drawn for the next snapshot. */
+  private snapshotLogBytes: number;
   /** Bytes of the entries applied since the newest snapshot was started. */
   private appliedBytes = 0;
   private readonly random: () => number;
@@ -212,6 +216,7 @@ export class RaftNode {
     this.snapshotIntervalMs = options.snapshotIntervalMs ?? DEFAULTS.snapshotIntervalMs;
     this.nextSnapshotCheck = this.drawSnapshotCheck();
     this.snapshotMaxLogBytes = options.snapshotMaxLogBytes ?? DEFAULTS.snapshotMaxLogBytes;
+    this.snapshotLogBytes = this.drawSnapshotLogBytes();
     this.snapshotTrailing = options.snapshotTrailing ?? DEFAULTS.snapshotTrailing;
     this.proposalTimeoutMs = options.proposalTimeoutMs ?? 15_000;
     this.restoreChunkBytes = options.restoreChunkBytes ?? 512 * 1024;
@@ -660,6 +665,10 @@ export class RaftNode {
     this.startSnapshot(waiters);
   }
 
+  private drawSnapshotLogBytes(): number {
+    return this.snapshotMaxLogBytes + Math.floor(this.random() * (this.snapshotMaxLogBytes / 2));
+  }
+
   private drawSnapshotAfter(): number {
     return this.snapshotThreshold + Math.floor(this.random() * (this.snapshotThreshold / 2));
   }
@@ -670,7 +679,7 @@ export class RaftNode {
 
   /** Whether an automatic snapshot is due, the newest one being at `latestIndex`. */
   private snapshotDue(latestIndex: number): boolean {
-    if (this.appliedBytes >= this.snapshotMaxLogBytes) return true;
+    if (this.appliedBytes >= this.snapshotLogBytes) return true;
     if (this.snapshotIntervalMs > 0) {
       if (this.clock.now() < this.nextSnapshotCheck) return false;
       this.nextSnapshotCheck = this.drawSnapshotCheck();
@@ -681,6 +690,7 @@ export class RaftNode {
   /** Captures the applied state now (between applies) and writes it to a file in the background. */
   private startSnapshot(waiters: SnapshotWaiter[]): void {
     this.snapshotAfter = this.drawSnapshotAfter();
+    this.snapshotLogBytes = this.drawSnapshotLogBytes();
     this.appliedBytes = 0;
     const view = this.sm.view();
     const header: SnapshotHeader = { ...view.header, conf: this.core.status().conf };
