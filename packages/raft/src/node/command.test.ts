@@ -29,6 +29,12 @@ describe('command encoding', () => {
     });
   });
 
+  it('gives a txn memory of its own, since the Raft log keeps it long after the request', () => {
+    const data = encodeTxn([{ type: 'put', key: 'k', value: Buffer.from('small') }]);
+    expect(data.byteOffset).toBe(0);
+    expect(data.buffer.byteLength).toBe(data.byteLength);
+  });
+
   it('round-trips the system commands', () => {
     expect(decodeCommand(encodeAddress('n1', '10.0.0.1:8201'))).toEqual({ kind: 'address', node: 'n1', address: '10.0.0.1:8201' });
     const id = 'ab'.repeat(16);

@@ -39,7 +39,9 @@ export function encodeTxn(ops: readonly TxnOp[], checks: readonly Check[] = []):
   let size = 9;
   for (const c of checks) size += 5 + Buffer.byteLength(c.key) + (c.value ? 4 + c.value.length : 0);
   for (const op of ops) size += 5 + Buffer.byteLength(op.key) + (op.type === 'put' ? 4 + op.value.length : 0);
-  const out = Buffer.allocUnsafe(size);
+  // Memory of its own, not a slice of Node's shared pool: the Raft log keeps the command until
+  // the next snapshot, and a slice would keep its whole 64 KiB pool block alive with it.
+  const out = Buffer.allocUnsafeSlow(size);
   out[0] = TXN;
   out.writeUInt32BE(checks.length, 1);
   out.writeUInt32BE(ops.length, 5);
