@@ -697,7 +697,7 @@ export class RaftNode {
     const write = async () => {
       const writer = await SnapshotWriter.create(this.snapshots.tempPath(), header);
       try {
-        for await (const batch of view.records) for (const [key, value] of batch) await writer.add(key, value);
+        for await (const batch of view.records) await writer.add(batch);
         await writer.finish(this.snapshots.pathFor(header));
       } catch (err) {
         await writer.abort();

@@ -159,13 +159,20 @@ export class SnapshotWriter {
     return writer;
   }
 
-  async add(key: Uint8Array, value: Uint8Array): Promise<void> {
-    const lens = Buffer.allocUnsafe(8);
-    lens.writeUInt32BE(key.byteLength, 0);
-    lens.writeUInt32BE(value.byteLength, 4);
-    this.push(lens);
-    this.push(key);
-    this.push(value);
+  /** Appends records (a state view's batch): encoded into one buffer, not three pieces each. */
+  async add(records: ReadonlyArray<readonly [Uint8Array, Uint8Array]>): Promise<void> {
+    let size = 0;
+    for (const [key, value] of records) size += 8 + key.byteLength + value.byteLength;
+    const out = Buffer.allocUnsafe(size);
+    let at = 0;
+    for (const [key, value] of records) {
+      out.writeUInt32BE(key.byteLength, at);
+      out.writeUInt32BE(value.byteLength, at + 4);
+      out.set(key, at + 8);
+      out.set(value, at + 8 + key.byteLength);
+      at += 8 + key.byteLength + value.byteLength;
+    }
+    this.push(out);
     if (this.pending >= FLUSH_BYTES) await this.flush();
   }
 

@@ -109,7 +109,7 @@ describe('StateMachine', () => {
     await sm.apply([txnEntry(2, [put('x/1', 'changed'), { type: 'delete', key: 'y' }])]);
     const path = join(dir, 'snap');
     const writer = await SnapshotWriter.create(join(dir, 'snap.part'), { ...view.header, conf: { voters: ['n1'], learners: [] } });
-    for await (const batch of view.records) for (const [k, v] of batch) await writer.add(k, v);
+    for await (const batch of view.records) await writer.add(batch);
     await writer.finish(path);
 
     await sm.apply([txnEntry(3, [put('z', 'only after')])]);
@@ -132,7 +132,7 @@ describe('StateMachine', () => {
     await source.apply([txnEntry(1, [put('restored/a', 'A'), put('restored/b', 'B')])]);
     const view = source.view();
     const writer = await SnapshotWriter.create(join(dir, 'r.part'), { ...view.header, conf: { voters: ['x'], learners: [] } });
-    for await (const batch of view.records) for (const [k, v] of batch) await writer.add(k, v);
+    for await (const batch of view.records) await writer.add(batch);
     await writer.finish(join(dir, 'r.snap'));
     await source.close();
     const { readFile } = await import('node:fs/promises');
