@@ -103,6 +103,15 @@ describe('StateMachine', () => {
     expect(Object.fromEntries(sm.addresses)).toEqual({ n1: 'h1:1', n3: 'h3:1' });
   });
 
+  it('hands a view out in large batches, each of which costs a trip through the thread pool', async () => {
+    const value = 'v'.repeat(1000);
+    await sm.apply([txnEntry(1, Array.from({ length: 200 }, (_, i) => put(`k/${String(i).padStart(3, '0')}`, value)))]);
+    const sizes: number[] = [];
+    for await (const batch of sm.view().records) sizes.push(batch.length);
+    // 200 KB of records: LevelDB's default would cut them into batches of about 16.
+    expect(sizes).toEqual([200]);
+  });
+
   it('snapshots a view that later applies do not change, and replaces its state from one atomically', async () => {
     await sm.apply([txnEntry(1, [put('x/1', 'a'), put('x/2', 'b'), put('y', 'c')])]);
     const view = sm.view();

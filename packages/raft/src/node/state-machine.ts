@@ -51,6 +51,7 @@ export interface StateView {
 }
 
 const BATCH = 1024;
+const VIEW_BATCH_BYTES = 1024 * 1024;
 
 /**
  * The key/value state machine. Every `apply` is one LevelDB batch holding the data of the
@@ -299,7 +300,9 @@ export class StateMachine {
    * loop does): the iterator is created synchronously, so it sees exactly that state.
    */
   view(): StateView {
-    const it = this.db.iterator<Buffer, Buffer>({ gte: RECORDS_FROM, keyEncoding: 'buffer' });
+    // Batches of up to 1 MiB rather than LevelDB's default 16 KiB: each batch is a trip through
+    // the thread pool, and a snapshot reads the whole state.
+    const it = this.db.iterator<Buffer, Buffer>({ gte: RECORDS_FROM, keyEncoding: 'buffer', highWaterMarkBytes: VIEW_BATCH_BYTES });
     const header = { index: this.appliedIndex, term: this.appliedTermValue, addresses: Object.fromEntries(this.addressMap) };
     return {
       header,
