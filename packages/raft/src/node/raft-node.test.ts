@@ -139,19 +139,30 @@ describe('RaftNode on a single-node cluster', () => {
     expect(node.stats().snapshotsTaken).toBe(0);
   });
 
-  it('snapshots at once, whatever the interval, when the entries applied since the last one pass the byte limit', async () => {
+  it('compacts the log at a checkpoint, copying nothing, once the entries applied pass the byte limit', async () => {
     const clock = new FakeClock();
-    const node = await start({ clock, snapshotThreshold: 1_000_000, snapshotIntervalMs: 3_600_000, snapshotMaxLogBytes: 4096 });
+    const options = { clock, snapshotThreshold: 1_000_000, snapshotIntervalMs: 3_600_000, snapshotMaxLogBytes: 4096, snapshotTrailing: 2 };
+    const node = await start(options);
     await node.readBarrier();
     const value = 'v'.repeat(200);
     for (let i = 0; i < 10; i++) await node.propose(put(`k/${i}`, value));
-    expect(node.stats().snapshotsTaken).toBe(0);
+    expect(node.stats().checkpoints).toBe(0);
     for (let i = 10; i < 30; i++) await node.propose(put(`k/${i}`, value));
-    await waitFor(() => node.stats().snapshotsTaken >= 1, 'the snapshot past the byte limit');
-    expect((await node.snapshot()).index).toBeGreaterThan(20);
+    await waitFor(() => node.stats().checkpoints >= 1, 'the checkpoint past the byte limit');
+    await waitFor(() => node.status().firstIndex > 10, 'the log compacted at the checkpoint');
+    expect(node.stats().snapshotsTaken).toBe(0);
+    expect((await readdir(join(dir, 'snapshots'))).filter((n) => n.endsWith('.snap'))).toEqual([]);
+
+    // A restart needs no snapshot file: the state machine was made durable through the checkpoint.
+    await node.close();
+    open.splice(open.indexOf(node), 1);
+    const again = await start(options);
+    await again.readBarrier();
+    expect(again.status().firstIndex).toBeGreaterThan(10);
+    for (const i of [0, 15, 29]) expect((await again.get(`k/${i}`))?.toString()).toBe(value);
   });
 
-  it('draws each byte limit between the configured one and half again as much, so members do not all snapshot at once', async () => {
+  it('draws each byte limit between the configured one and half again as much, so members do not all compact at once', async () => {
     const value = 'v'.repeat(200);
     // Two nodes, one drawing the lowest limit (4096 bytes) and one near the highest (about 6100).
     const low = await start({ dataDir: `${dir}/low`, clock: new FakeClock(), snapshotThreshold: 1_000_000, snapshotIntervalMs: 3_600_000, snapshotMaxLogBytes: 4096, raft: { random: () => 0 } });
@@ -161,12 +172,12 @@ describe('RaftNode on a single-node cluster', () => {
       // About 4.8 KB of entries: past the low limit, short of the high one.
       for (let i = 0; i < 22; i++) await node.propose(put(`k/${i}`, value));
     }
-    await waitFor(() => low.stats().snapshotsTaken >= 1, 'the snapshot past the low limit');
-    // The high node had the same entries first; give a snapshot it should not take time to show.
+    await waitFor(() => low.stats().checkpoints >= 1, 'the checkpoint past the low limit');
+    // The high node had the same entries first; give a checkpoint it should not make time to show.
     await new Promise((r) => setTimeout(r, 200));
-    expect(high.stats().snapshotsTaken).toBe(0);
+    expect(high.stats().checkpoints).toBe(0);
     for (let i = 22; i < 32; i++) await high.propose(put(`k/${i}`, value));
-    await waitFor(() => high.stats().snapshotsTaken >= 1, 'the snapshot past the high limit');
+    await waitFor(() => high.stats().checkpoints >= 1, 'the checkpoint past the high limit');
   });
 
   it('writes a snapshot stream that verifies and holds the data', async () => {

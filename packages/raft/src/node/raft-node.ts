@@ -53,11 +53,12 @@ export interface RaftNodeOptions {
    */
   snapshotIntervalMs?: number;
   /**
-   * Bytes of entries applied since the newest snapshot past which one starts at once, whatever
-   * the interval (default 64 MiB). Entries since the last compaction stay in memory, so this
-   * bounds the memory the log takes between snapshots. Each limit is drawn between this and half
-   * again as much: members apply the same entries, and if all of them copied their state at
-   * once, the quorum would slow with them, where one member at a time leaves the others a quorum.
+   * Bytes of entries applied since the log was last compacted past which it is compacted at once,
+   * whatever the interval (default 64 MiB): entries since the last compaction stay in memory, so
+   * this bounds the memory the log takes. This compaction copies nothing: it makes the state
+   * machine durable through its applied index (a checkpoint) and drops the entries before it; a
+   * follower that then needs a snapshot gets one written for it. Each limit is drawn between this
+   * and half again as much, so that members, which apply the same entries, do not all pause at once.
    */
   snapshotMaxLogBytes?: number;
   /** Entries kept in the log below a snapshot, so followers that lag a little catch up from the log (default 1024). */
@@ -90,6 +91,8 @@ export interface NodeStats {
   appliedEntries: number;
   readRounds: number;
   snapshotsTaken: number;
+  /** Log compactions at a checkpoint of the state machine, without a snapshot file. */
+  checkpoints: number;
   snapshotsSent: number;
   snapshotsInstalled: number;
 }
@@ -142,9 +145,9 @@ export class RaftNode {
   /** When the threshold is next checked (clock time). */
   private nextSnapshotCheck: number;
   private readonly snapshotMaxLogBytes: number;
-  /** The byte limit drawn for the next snapshot. */
+  /** The byte limit drawn for the next compaction. */
   private snapshotLogBytes: number;
-  /** Bytes of the entries applied since the newest snapshot was started. */
+  /** Bytes of the entries applied since the newest snapshot or checkpoint was started. */
   private appliedBytes = 0;
   private readonly random: () => number;
   private readonly snapshotTrailing: number;
@@ -194,7 +197,7 @@ export class RaftNode {
   private readonly sending = new Set<NodeId>();
 
   private readonly counters: NodeStats = {
-    persists: 0, commitWrites: 0, persistedEntries: 0, applyBatches: 0, appliedEntries: 0, readRounds: 0, snapshotsTaken: 0, snapshotsSent: 0, snapshotsInstalled: 0,
+    persists: 0, commitWrites: 0, persistedEntries: 0, applyBatches: 0, appliedEntries: 0, readRounds: 0, snapshotsTaken: 0, checkpoints: 0, snapshotsSent: 0, snapshotsInstalled: 0,
   };
 
   private constructor(
@@ -638,20 +641,30 @@ export class RaftNode {
     if (cc.type === 'remove' && cc.node === this.id) this.removed = true;
   }
 
-  /** Work between Readies: compaction after a snapshot file is written, and starting snapshots. */
+  /**
+   * Work between Readies: log compaction after a snapshot file is written or a checkpoint made,
+   * and starting snapshots and checkpoints.
+   */
   private async runTasks(): Promise<void> {
     const done = this.compaction;
     if (done) {
       this.compaction = undefined;
       const meta: SnapshotMeta = { index: done.header.index, term: done.header.term, conf: done.header.conf };
-      const truncateTo = Math.max(0, Math.min(meta.index - this.snapshotTrailing, this.sm.applied));
-      await this.logStore.compact(meta, truncateTo);
-      this.snapshotMeta = meta;
-      if (truncateTo > this.core.status().firstIndex - 1) this.core.compact(truncateTo);
-      await this.snapshots.prune(meta);
+      // A leader's snapshot installed meanwhile is newer: recording this one would move the log back.
+      if (!this.snapshotMeta || meta.index >= this.snapshotMeta.index) {
+        const truncateTo = Math.max(0, Math.min(meta.index - this.snapshotTrailing, this.sm.applied));
+        await this.logStore.compact(meta, truncateTo);
+        this.snapshotMeta = meta;
+        if (truncateTo > this.core.status().firstIndex - 1) this.core.compact(truncateTo);
+        await this.snapshots.prune(meta);
+      }
       for (const w of done.waiters) w.resolve(meta);
     }
     if (this.snapshotting) return;
+    if (this.snapshotWaiters.length === 0 && !this.snapshotSoon && this.appliedBytes >= this.snapshotLogBytes) {
+      this.startCheckpoint();
+      return;
+    }
     const latest = this.snapshots.latest();
     const due = this.snapshotDue(latest?.header.index ?? 0) || this.snapshotSoon;
     if (this.snapshotWaiters.length === 0 && !due) return;
@@ -679,12 +692,37 @@ export class RaftNode {
 
   /** Whether an automatic snapshot is due, the newest one being at `latestIndex`. */
   private snapshotDue(latestIndex: number): boolean {
-    if (this.appliedBytes >= this.snapshotLogBytes) return true;
     if (this.snapshotIntervalMs > 0) {
       if (this.clock.now() < this.nextSnapshotCheck) return false;
       this.nextSnapshotCheck = this.drawSnapshotCheck();
     }
     return this.sm.applied - latestIndex >= this.snapshotAfter;
+  }
+
+  /**
+   * Makes the state machine durable through its applied index, in the background; the loop then
+   * compacts the log there as after a snapshot. Nothing is copied: a restart finds the state
+   * machine at or past that index (see open), and a follower behind the compacted log gets a
+   * snapshot written for it (see sendSnapshot).
+   */
+  private startCheckpoint(): void {
+    this.snapshotLogBytes = this.drawSnapshotLogBytes();
+    this.appliedBytes = 0;
+    // The membership as of the applied index the checkpoint records, read in the same turn.
+    const conf = this.core.status().conf;
+    const addresses = Object.fromEntries(this.sm.addresses);
+    this.snapshotting = this.sm.checkpoint().then(
+      ({ index, term }) => {
+        this.counters.checkpoints++;
+        this.compaction = { header: { index, term, conf, addresses }, waiters: [] };
+      },
+      (err: unknown) => {
+        this.logger.error('raft checkpoint failed', { error: err instanceof Error ? err.message : String(err) });
+      },
+    ).finally(() => {
+      this.snapshotting = undefined;
+      this.schedule();
+    });
   }
 
   /** Captures the applied state now (between applies) and writes it to a file in the background. */
@@ -724,9 +762,11 @@ export class RaftNode {
   private sendSnapshot(m: Message): void {
     if (this.sending.has(m.to)) return;
     const file = this.snapshots.latest();
-    if (!file) {
-      // The core sends a snapshot without any file only to a node that joined with no state (its
-      // snapshot is the bootstrap membership): take one now; the core retries on the next probe.
+    // No file at all: a node that joined with no state (the core's snapshot is the bootstrap
+    // membership). A file older than the core's snapshot: the log was compacted at a checkpoint
+    // past it, so the follower could not go on from the log after installing it. Either way, take
+    // one now; the core retries on the next probe.
+    if (!file || file.header.index < (m.snapshot?.index ?? 0)) {
       this.snapshotSoon = true;
       this.core.reportSnapshot(m.to, false);
       return;

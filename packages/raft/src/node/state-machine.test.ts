@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -101,6 +102,22 @@ describe('StateMachine', () => {
     await sm.close();
     sm = await StateMachine.open(join(dir, 'state'));
     expect(Object.fromEntries(sm.addresses)).toEqual({ n1: 'h1:1', n3: 'h3:1' });
+  });
+
+  it('makes everything applied durable at a checkpoint, in a table file rather than only its unsynced log', async () => {
+    await sm.apply([txnEntry(1, [put('a', '1')]), txnEntry(2, [put('b', '2')], [], 3)]);
+    const [gen] = (await readdir(join(dir, 'state'))).filter((n) => n.startsWith('gen-'));
+    const files = async () => readdir(join(dir, 'state', gen!));
+    const logBytes = async () => {
+      let total = 0;
+      for (const n of (await files()).filter((f) => f.endsWith('.log'))) total += statSync(join(dir, 'state', gen!, n)).size;
+      return total;
+    };
+    expect(await logBytes()).toBeGreaterThan(0);
+    expect(await sm.checkpoint()).toEqual({ index: 2, term: 3 });
+    expect(await logBytes()).toBe(0);
+    expect((await files()).some((f) => f.endsWith('.ldb'))).toBe(true);
+    expect((await sm.get('b'))?.toString()).toBe('2');
   });
 
   it('hands a view out in large batches, each of which costs a trip through the thread pool', async () => {

@@ -60,6 +60,30 @@ describe('a three-node cluster on the memory transport', () => {
     await waitFor(async () => (await valueOn(lagging, 'later')) === 'x', 'replication after the snapshot');
   });
 
+  it('writes a new snapshot for a follower behind a log compacted at checkpoints past the newest file', async () => {
+    cluster = await TestCluster.start(ids, { snapshotThreshold: 1_000_000, snapshotIntervalMs: 3_600_000, snapshotMaxLogBytes: 2048, snapshotTrailing: 5 });
+    const leader = await cluster.leader();
+    const lagging = ids.find((id) => id !== leader.id)!;
+    // A file from before the checkpoints: too old to send, since the log no longer goes on from it.
+    await leader.propose(put('early', '1'));
+    const early = await leader.snapshot();
+    cluster.network.isolate(lagging);
+    for (let i = 0; i < 100; i += 10) {
+      await Promise.all(Array.from({ length: 10 }, (_, j) => leader.propose(put(`k/${i + j}`, 'v'.repeat(100)))));
+    }
+    await waitFor(() => leader.status().firstIndex > cluster.node(lagging).status().lastIndex + 1, 'the leader to compact past the lagging follower');
+    expect(leader.stats().checkpoints).toBeGreaterThan(0);
+    expect(leader.status().firstIndex).toBeGreaterThan(early.index + 1);
+    const taken = leader.stats().snapshotsTaken;
+    cluster.network.heal();
+    await cluster.waitApplied(leader.applied, [lagging]);
+    await waitFor(() => cluster.node(lagging).stats().snapshotsInstalled >= 1, 'the lagging follower to install a snapshot');
+    expect(leader.stats().snapshotsTaken).toBeGreaterThan(taken);
+    expect((await cluster.node(lagging).list('k/')).length).toBe(100);
+    await leader.propose(put('later', 'x'));
+    await waitFor(async () => (await valueOn(lagging, 'later')) === 'x', 'replication after the snapshot');
+  });
+
   it('adds a learner, promotes it, hands it leadership, and removes a member', async () => {
     cluster = await TestCluster.start(ids);
     const leader = await cluster.leader();
