@@ -6,9 +6,11 @@ import { ClassicLevel } from 'classic-level';
  * Without block compression: the values are ciphertext, which Snappy cannot shrink, so it only
  * cost CPU on every flush and compaction (keys are prefix-compressed within blocks either way).
  */
-export async function openLevel<K extends string | Buffer>(dir: string, keys: 'utf8' | 'buffer'): Promise<ClassicLevel<K, Buffer>> {
+export async function openLevel<K extends string | Buffer>(
+  dir: string, keys: 'utf8' | 'buffer', options: { writeBufferSize?: number } = {},
+): Promise<ClassicLevel<K, Buffer>> {
   await mkdir(dir, { recursive: true });
-  const db = new ClassicLevel<K, Buffer>(dir, { keyEncoding: keys, valueEncoding: 'buffer', compression: false });
+  const db = new ClassicLevel<K, Buffer>(dir, { keyEncoding: keys, valueEncoding: 'buffer', compression: false, ...options });
   try {
     await db.open();
   } catch (err) {

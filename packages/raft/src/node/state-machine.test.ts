@@ -120,6 +120,22 @@ describe('StateMachine', () => {
     expect((await sm.get('b'))?.toString()).toBe('2');
   });
 
+  it('writes its memtable to a table itself every few MiB, so LevelDB never starts a log on its own', async () => {
+    const [gen] = (await readdir(join(dir, 'state'))).filter((n) => n.startsWith('gen-'));
+    const value = 'v'.repeat(64 * 1024);
+    // About 6 MiB in 96 batches: past the 4 MiB at which the state machine flushes.
+    for (let i = 1; i <= 96; i++) await sm.apply([txnEntry(i, [put(`k/${i}`, value)])]);
+    await sm.close();
+    const files = await readdir(join(dir, 'state', gen!));
+    const logs = files.filter((f) => f.endsWith('.log'));
+    expect(logs).toHaveLength(1);
+    expect(statSync(join(dir, 'state', gen!, logs[0]!)).size).toBeLessThan(4 * 1024 * 1024);
+    expect(files.some((f) => f.endsWith('.ldb'))).toBe(true);
+    sm = await StateMachine.open(join(dir, 'state'));
+    expect(sm.applied).toBe(96);
+    expect((await sm.get('k/1'))?.length).toBe(value.length);
+  });
+
   it('hands a view out in large batches, each of which costs a trip through the thread pool', async () => {
     const value = 'v'.repeat(1000);
     await sm.apply([txnEntry(1, Array.from({ length: 200 }, (_, i) => put(`k/${String(i).padStart(3, '0')}`, value)))]);

@@ -54,6 +54,13 @@ export interface StateView {
 
 const BATCH = 1024;
 const VIEW_BATCH_BYTES = 1024 * 1024;
+/**
+ * The state machine writes its memtable to a table itself after this many bytes of batches, and
+ * LevelDB's own switch point is set far above it: see the class comment for why.
+ */
+const FLUSH_EVERY_BYTES = 4 * 1024 * 1024;
+const WRITE_BUFFER_BYTES = 64 * 1024 * 1024;
+const openState = (dir: string) => openLevel<string>(dir, 'utf8', { writeBufferSize: WRITE_BUFFER_BYTES });
 
 /**
  * The key/value state machine. Every `apply` is one LevelDB batch holding the data of the
@@ -63,12 +70,21 @@ const VIEW_BATCH_BYTES = 1024 * 1024;
  * database back to an earlier batch boundary (LevelDB recovers a prefix of its log), which replay
  * from the durable Raft log redoes. See DESIGN.md, "Persistence and crashes".
  *
+ * That prefix holds within one LevelDB log file only: when LevelDB fills its memtable it starts a
+ * new log without syncing the old one, and a machine crash could then keep later batches and
+ * lose earlier ones. So the state machine writes its memtable to a table file itself every
+ * FLUSH_EVERY_BYTES (a flush is synced with the manifest and retires the old log), with LevelDB's
+ * own switch point far above that: every log switch is then one of these flushes.
+ *
  * Only the runtime's drive loop calls `apply` and `replace`, one at a time; reads may run at any time.
  */
 export class StateMachine {
   private appliedIndex = 0;
   private appliedTermValue = 0;
   private readonly addressMap = new Map<NodeId, string>();
+  /** Bytes of batches written since the memtable was last written to a table. */
+  private unflushedBytes = 0;
+  private flushing: Promise<void> | undefined;
 
   private constructor(
     private readonly dir: string,
@@ -81,7 +97,7 @@ export class StateMachine {
     let generation = 1;
     const pointer = await readFile(join(dir, CURRENT), 'utf8').catch(() => undefined);
     if (pointer !== undefined) generation = Number.parseInt(pointer, 10);
-    const db = await openLevel<string>(join(dir, generationName(generation)), 'utf8');
+    const db = await openState(join(dir, generationName(generation)));
     if (pointer === undefined) await writePointer(dir, generation);
     for (const name of await readdir(dir)) {
       if (name.startsWith('gen-') && name !== generationName(generation)) await rm(join(dir, name), { recursive: true, force: true });
@@ -240,10 +256,31 @@ export class StateMachine {
     if (!last) return;
     ops.push({ type: 'put', key: APPLIED_KEY, value: encodeApplied(last.index, last.term) });
     if (addressesChanged) ops.push({ type: 'put', key: ADDRESSES_KEY, value: Buffer.from(JSON.stringify(Object.fromEntries(this.addressMap))) });
-    await this.db.batch(ops);
+    await this.write(ops);
     this.appliedIndex = last.index;
     this.appliedTermValue = last.term;
     outcome.addressesChanged ||= addressesChanged;
+  }
+
+  /** One batch; past FLUSH_EVERY_BYTES since the last flush, starts the next one in the background. */
+  private async write(ops: Op[]): Promise<void> {
+    await this.db.batch(ops);
+    for (const op of ops) this.unflushedBytes += op.key.length + (op.type === 'put' ? op.value.length : 0) + 16;
+    if (this.unflushedBytes >= FLUSH_EVERY_BYTES && !this.flushing) {
+      this.flushing = this.flush().catch(() => undefined).finally(() => {
+        this.flushing = undefined;
+      });
+    }
+  }
+
+  /**
+   * Writes the memtable to a table file, synced with the manifest that lists it: asking LevelDB
+   * to compact a key range begins with exactly that, and the range holds no key, so nothing else
+   * is rewritten.
+   */
+  private async flush(db = this.db): Promise<void> {
+    this.unflushedBytes = 0;
+    await db.compactRange(NO_KEYS, NO_KEYS);
   }
 
   /** Addresses ride in ConfChange.context; returns whether the map changed. */
@@ -292,21 +329,19 @@ export class StateMachine {
     outcome.results[at] = false;
     const ops: Op[] = staged.map((key) => ({ type: 'del', key }));
     ops.push({ type: 'put', key: APPLIED_KEY, value: encodeApplied(entry.index, entry.term) });
-    await this.db.batch(ops);
+    await this.write(ops);
     this.appliedIndex = entry.index;
     this.appliedTermValue = entry.term;
   }
 
   /**
-   * Makes everything applied so far durable and returns up to where. Batches are written unsynced
-   * (see the class), so LevelDB's log may hold the latest of them only in the OS; asking it to
-   * compact a key range begins with writing its memtable to a table file, synced with the
-   * manifest that lists it, and the range holds no key, so nothing else is rewritten. Applies may
-   * go on meanwhile: the index is read before the flush, and they come after it.
+   * Makes everything applied so far durable and returns up to where: batches are written unsynced
+   * (see the class), so the latest of them may be in the OS only until the memtable is flushed.
+   * Applies may go on meanwhile: the index is read before the flush, and they come after it.
    */
   async checkpoint(): Promise<{ index: number; term: number }> {
     const at = { index: this.appliedIndex, term: this.appliedTermValue };
-    await this.db.compactRange(NO_KEYS, NO_KEYS);
+    await this.flush();
     return at;
   }
 
@@ -345,25 +380,26 @@ export class StateMachine {
     const generation = this.generation + 1;
     const dir = join(this.dir, generationName(generation));
     await rm(dir, { recursive: true, force: true });
-    const db = await openLevel<string>(dir, 'utf8');
+    const db = await openState(dir);
     try {
       for await (const batch of records) {
         await db.batch<Buffer, Buffer>(batch.map(([key, value]) => ({ type: 'put' as const, key, value })), { keyEncoding: 'buffer' });
       }
       const addressJson = Buffer.from(JSON.stringify(Object.fromEntries(addresses)));
-      await db.batch(
-        [
-          { type: 'put', key: APPLIED_KEY, value: encodeApplied(index, term) },
-          { type: 'put', key: ADDRESSES_KEY, value: addressJson },
-        ],
-        { sync: true },
-      );
+      await db.batch([
+        { type: 'put', key: APPLIED_KEY, value: encodeApplied(index, term) },
+        { type: 'put', key: ADDRESSES_KEY, value: addressJson },
+      ]);
+      // All of it in synced tables before the pointer names it: a synced write would sync only
+      // LevelDB's newest log, and a state this size spans several.
+      await this.flush(db);
       await writePointer(this.dir, generation);
     } catch (err) {
       await db.close();
       await rm(dir, { recursive: true, force: true });
       throw err;
     }
+    await this.flushing;
     const old = this.db;
     const oldDir = join(this.dir, generationName(this.generation));
     const newAddresses = new Map(addresses);
@@ -384,6 +420,7 @@ export class StateMachine {
   }
 
   async close(): Promise<void> {
+    await this.flushing;
     await this.db.close();
   }
 
