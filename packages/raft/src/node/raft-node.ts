@@ -54,7 +54,7 @@ export interface RaftNodeOptions {
   snapshotIntervalMs?: number;
   /**
    * Bytes of entries applied since the log was last compacted past which it is compacted at once,
-   * whatever the interval (default 64 MiB): entries since the last compaction stay in memory, so
+   * whatever the interval (default 16 MiB): entries since the last compaction stay in memory, so
    * this bounds the memory the log takes. This compaction copies nothing: it makes the state
    * machine durable through its applied index (a checkpoint) and drops the entries before it; a
    * follower that then needs a snapshot gets one written for it. Each limit is drawn between this
@@ -123,7 +123,7 @@ type Listener<A extends unknown[]> = (...args: A) => void;
 
 const DEFAULTS = {
   tickMs: 100, electionTicks: 10, heartbeatTicks: 1,
-  snapshotThreshold: 8192, snapshotIntervalMs: 120_000, snapshotMaxLogBytes: 64 * 1024 * 1024, snapshotTrailing: 1024,
+  snapshotThreshold: 8192, snapshotIntervalMs: 120_000, snapshotMaxLogBytes: 16 * 1024 * 1024, snapshotTrailing: 1024,
 };
 
 /**
