@@ -16,6 +16,15 @@ describe('KeyedMutex', () => {
     expect(log).toEqual(['a start', 'a end', 'b start', 'b end', 'c start', 'c end']);
   });
 
+  it('starts work on a key nobody holds at once, without waiting a turn', async () => {
+    const mutex = new KeyedMutex();
+    let started = false;
+    const done = mutex.run('k', async () => { started = true; });
+    expect(started).toBe(true);
+    await done;
+    expect(mutex.size).toBe(0);
+  });
+
   it('lets different keys run at the same time', async () => {
     const mutex = new KeyedMutex();
     let release!: () => void;

@@ -10,6 +10,7 @@ export class KeyedMutex {
   private readonly tails = new Map<string, Promise<void>>();
 
   async run<T>(keys: string | readonly string[], fn: () => Promise<T>): Promise<T> {
+    if (typeof keys === 'string' && !this.tails.has(keys)) return this.runAlone(keys, fn);
     const ordered = typeof keys === 'string' ? [keys] : [...new Set(keys)].sort();
     const releases: (() => void)[] = [];
     try {
@@ -23,6 +24,24 @@ export class KeyedMutex {
   /** Keys currently held or waited for; zero once everything has settled (tests check for leaks). */
   get size(): number {
     return this.tails.size;
+  }
+
+  /**
+   * The common case, a key nobody holds or waits for: taken at once, with no queue to wait
+   * behind (a KV write of a new secret, on every request, pays for nothing more).
+   */
+  private async runAlone<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    let release!: () => void;
+    const tail = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    this.tails.set(key, tail);
+    try {
+      return await fn();
+    } finally {
+      release();
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    }
   }
 
   private async acquire(key: string): Promise<() => void> {
