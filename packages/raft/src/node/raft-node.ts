@@ -189,8 +189,9 @@ export class RaftNode {
 
   /** The snapshot the log store records: pruning never deletes its file, which a restart may need. */
   private snapshotMeta: SnapshotMeta | undefined;
+  /** A snapshot file being written or a checkpoint being made: one at a time. */
   private snapshotting: Promise<void> | undefined;
-  /** A snapshot file just written, whose log compaction the loop does next; then its waiters resolve. */
+  /** A snapshot file just written or a checkpoint just made, whose log compaction the loop does next; then its waiters resolve. */
   private compaction: { header: SnapshotHeader; waiters: SnapshotWaiter[] } | undefined;
   private snapshotWaiters: SnapshotWaiter[] = [];
   private snapshotSoon = false;
