@@ -1,13 +1,13 @@
 import { readdirSync, statSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openLevel } from './level';
+import { tempDir } from './test-support/cluster';
 
 describe('openLevel', () => {
   let dir: string;
   beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'strongroom-level-'));
+    dir = await tempDir('strongroom-level-');
   });
   afterEach(() => rm(dir, { recursive: true, force: true }));
 

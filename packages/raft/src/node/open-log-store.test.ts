@@ -1,17 +1,17 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Entry } from '../core/types';
 import { LevelLogStore } from './level-log-store';
 import { openLogStore } from './open-log-store';
+import { tempDir } from './test-support/cluster';
 
 const entry = (index: number): Entry => ({ index, term: 2, type: 'normal', data: Buffer.from(`e${index}`) });
 
 describe('openLogStore', () => {
   let dataDir: string;
   beforeEach(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'strongroom-open-log-'));
+    dataDir = await tempDir('strongroom-open-log-');
   });
   afterEach(() => rm(dataDir, { recursive: true, force: true }));
 

@@ -192,7 +192,7 @@ export class RaftNode {
   /** A snapshot file being written or a checkpoint being made: one at a time. */
   private snapshotting: Promise<void> | undefined;
   /** A snapshot file just written or a checkpoint just made, whose log compaction the loop does next; then its waiters resolve. */
-  private compaction: { header: SnapshotHeader; waiters: SnapshotWaiter[] } | undefined;
+  private compaction: { meta: SnapshotMeta; waiters: SnapshotWaiter[] } | undefined;
   private snapshotWaiters: SnapshotWaiter[] = [];
   private snapshotSoon = false;
   private readonly sending = new Set<NodeId>();
@@ -650,7 +650,7 @@ export class RaftNode {
     const done = this.compaction;
     if (done) {
       this.compaction = undefined;
-      const meta: SnapshotMeta = { index: done.header.index, term: done.header.term, conf: done.header.conf };
+      const { meta } = done;
       // A leader's snapshot installed meanwhile is newer: recording this one would move the log back.
       if (!this.snapshotMeta || meta.index >= this.snapshotMeta.index) {
         const truncateTo = Math.max(0, Math.min(meta.index - this.snapshotTrailing, this.sm.applied));
@@ -711,11 +711,10 @@ export class RaftNode {
     this.appliedBytes = 0;
     // The membership as of the applied index the checkpoint records, read in the same turn.
     const conf = this.core.status().conf;
-    const addresses = Object.fromEntries(this.sm.addresses);
     this.snapshotting = this.sm.checkpoint().then(
       ({ index, term }) => {
         this.counters.checkpoints++;
-        this.compaction = { header: { index, term, conf, addresses }, waiters: [] };
+        this.compaction = { meta: { index, term, conf }, waiters: [] };
       },
       (err: unknown) => {
         this.logger.error('raft checkpoint failed', { error: err instanceof Error ? err.message : String(err) });
@@ -747,7 +746,7 @@ export class RaftNode {
     this.snapshotting = write().then(
       () => {
         this.counters.snapshotsTaken++;
-        this.compaction = { header, waiters };
+        this.compaction = { meta: { index: header.index, term: header.term, conf: header.conf }, waiters };
       },
       (err: unknown) => {
         this.logger.error('raft snapshot failed', { error: err instanceof Error ? err.message : String(err) });

@@ -273,14 +273,9 @@ export class StateMachine {
     }
   }
 
-  /**
-   * Writes the memtable to a table file, synced with the manifest that lists it: asking LevelDB
-   * to compact a key range begins with exactly that, and the range holds no key, so nothing else
-   * is rewritten.
-   */
-  private async flush(db = this.db): Promise<void> {
+  private async flush(): Promise<void> {
     this.unflushedBytes = 0;
-    await db.compactRange(NO_KEYS, NO_KEYS);
+    await flushMemtable(this.db);
   }
 
   /** Addresses ride in ConfChange.context; returns whether the map changed. */
@@ -392,7 +387,7 @@ export class StateMachine {
       ]);
       // All of it in synced tables before the pointer names it: a synced write would sync only
       // LevelDB's newest log, and a state this size spans several.
-      await this.flush(db);
+      await flushMemtable(db);
       await writePointer(this.dir, generation);
     } catch (err) {
       await db.close();
@@ -432,6 +427,15 @@ export class StateMachine {
     }
     if (addresses) for (const [k, v] of Object.entries(JSON.parse(addresses.toString('utf8')) as Record<string, string>)) this.addressMap.set(k, v);
   }
+}
+
+/**
+ * Writes the memtable to a table file, synced with the manifest that lists it: asking LevelDB to
+ * compact a key range begins with exactly that, and the range holds no key, so nothing else is
+ * rewritten.
+ */
+function flushMemtable(db: ClassicLevel<string, Buffer>): Promise<void> {
+  return db.compactRange(NO_KEYS, NO_KEYS);
 }
 
 function safeDecode(data: Uint8Array): Command | undefined {
