@@ -18,6 +18,7 @@ module.exports = {
     '^@strongroom/api$': '<rootDir>/packages/api/src/index.ts',
     '^@strongroom/cli$': '<rootDir>/packages/cli/src/index.ts',
     '^@strongroom/emulators$': '<rootDir>/packages/emulators/src/index.ts',
+    '^@strongroom/snapshots$': '<rootDir>/packages/snapshots/src/index.ts',
   },
   setupFiles: ['<rootDir>/jest.setup.js'],
   testTimeout: 30000,

@@ -93,6 +93,12 @@ export interface CoreRequest {
   body?: Readable;
 }
 
+/** Work that runs only while this node is active: started on activation, stopped before it ends. */
+export interface BackgroundService {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
 export interface CoreReply {
   status: number;
   body: unknown;
@@ -148,6 +154,7 @@ export class Core {
   private transition: Promise<void> = Promise.resolve();
   private periodicTimer: TimerHandle | null = null;
   private periodicRun: Promise<void> | null = null;
+  private readonly services: BackgroundService[] = [];
 
   constructor(options: CoreOptions) {
     this.clock = options.clock ?? systemClock;
@@ -336,6 +343,7 @@ export class Core {
       this.unsealedAt = this.clock.now();
       this.ready = true;
       this.schedulePeriodic();
+      for (const service of this.services) await service.start();
       this.logger.info(this.ha ? 'active' : 'unsealed', { cluster_id: this.clusterId });
     } catch (err) {
       if (this.ha) await this.unload();
@@ -347,6 +355,9 @@ export class Core {
   /** Stops serving and background work and forgets everything loaded; the barrier stays as it is. */
   private async unload(): Promise<void> {
     this.ready = false;
+    for (const service of this.services) {
+      await service.stop().catch((err: unknown) => this.logger.error('stopping a background service failed', { err }));
+    }
     this.periodicTimer?.cancel();
     this.periodicTimer = null;
     await this.periodicRun;
@@ -357,6 +368,11 @@ export class Core {
     this.namespaces.clear();
     this.physical.invalidate();
     this.unsealedAt = 0;
+  }
+
+  /** Runs `service` whenever this node is active, from now on. */
+  runWhileActive(service: BackgroundService): void {
+    this.services.push(service);
   }
 
   async sealNow(): Promise<void> {

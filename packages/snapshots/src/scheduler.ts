@@ -1,0 +1,266 @@
+import type { Readable } from 'node:stream';
+import { getJson, KeyedMutex, putJson, type Clock, type LogicalStorage, type Logger, type TimerHandle } from '@strongroom/core';
+import { SECRET_FIELDS, type SnapshotConfig } from './config';
+import { freshStatus, type SnapshotStatus } from './status';
+import { openTarget as defaultOpenTarget } from './targets';
+import type { SnapshotTarget, StoredSnapshot } from './targets/target';
+
+const CONFIG_PREFIX = 'core/snapshot-auto/config/';
+const STATUS_PREFIX = 'core/snapshot-auto/status/';
+
+export interface SchedulerOptions {
+  /** The barrier: configurations hold credentials. */
+  storage: LogicalStorage;
+  clock: Clock;
+  logger: Logger;
+  /** The same stream `sys/storage/raft/snapshot` returns. */
+  source: () => Promise<Readable>;
+  openTarget?: (config: SnapshotConfig) => SnapshotTarget;
+}
+
+interface Job {
+  timer: TimerHandle | null;
+  run: Promise<void> | null;
+  abort: AbortController | null;
+}
+
+/** `{file_prefix}-{Unix ns}.snap`, the names Vault gives its automated snapshots. */
+export function snapshotName(filePrefix: string, ms: number): string {
+  return `${filePrefix}-${BigInt(ms) * 1_000_000n}.snap`;
+}
+
+function snapshotStamp(filePrefix: string, name: string): bigint | null {
+  if (!name.startsWith(`${filePrefix}-`)) return null;
+  const m = /^(\d+)\.snap$/.exec(name.slice(filePrefix.length + 1));
+  return m ? BigInt(m[1] as string) : null;
+}
+
+/**
+ * Runs every configuration on its interval, on the active node only. The schedule lives in
+ * storage with the configuration: the next start is written before an attempt begins, and an
+ * attempt still marked as running when a node becomes active was cut short by a restart or a
+ * leader change. Such an attempt counts as done if its snapshot is in the destination, and is
+ * run again at once otherwise, so no interval is skipped and none gets two snapshots.
+ */
+export class SnapshotScheduler {
+  private readonly storage: LogicalStorage;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly source: () => Promise<Readable>;
+  private readonly openTarget: (config: SnapshotConfig) => SnapshotTarget;
+  private readonly jobs = new Map<string, Job>();
+  /** Serializes the read-modify-write of one configuration's records. */
+  private readonly lock = new KeyedMutex();
+  private active = false;
+  private starting: Promise<void> = Promise.resolve();
+
+  constructor(options: SchedulerOptions) {
+    this.storage = options.storage;
+    this.clock = options.clock;
+    this.logger = options.logger;
+    this.source = options.source;
+    this.openTarget = options.openTarget ?? defaultOpenTarget;
+  }
+
+  /** Returns at once: settling interrupted attempts may wait on a slow destination. */
+  async start(): Promise<void> {
+    this.active = true;
+    this.starting = this.resume().catch((err: unknown) => this.logger.error('automated snapshots: loading the schedules failed', { err }));
+  }
+
+  private async resume(): Promise<void> {
+    for (const name of await this.names()) {
+      if (!this.active) return;
+      await this.recover(name).catch((err: unknown) => this.logger.error('automated snapshot: settling an interrupted attempt failed', { config: name, err }));
+      this.arm(name);
+    }
+  }
+
+  /** Stops timers and aborts attempts in progress; their status stays "running" for the next active node. */
+  async stop(): Promise<void> {
+    this.active = false;
+    await this.starting;
+    const runs: Promise<void>[] = [];
+    for (const job of this.jobs.values()) {
+      job.timer?.cancel();
+      job.abort?.abort();
+      if (job.run) runs.push(job.run);
+    }
+    await Promise.allSettled(runs);
+    this.jobs.clear();
+  }
+
+  names(): Promise<string[]> {
+    return this.storage.list(CONFIG_PREFIX);
+  }
+
+  config(name: string): Promise<SnapshotConfig | null> {
+    return getJson<SnapshotConfig>(this.storage, CONFIG_PREFIX + name);
+  }
+
+  status(name: string): Promise<SnapshotStatus | null> {
+    return getJson<SnapshotStatus>(this.storage, STATUS_PREFIX + name);
+  }
+
+  /** Stores a configuration; a new one is first due one interval from now, a shorter interval brings the next start forward. */
+  async save(config: SnapshotConfig): Promise<void> {
+    await this.lock.run(config.name, async () => {
+      const now = this.clock.now();
+      const due = now + config.interval * 1000;
+      const status = (await this.status(config.name)) ?? freshStatus(due);
+      status.next = Math.min(status.next, due);
+      await this.storage.txn([
+        { type: 'put', key: CONFIG_PREFIX + config.name, value: Buffer.from(JSON.stringify(config)) },
+        { type: 'put', key: STATUS_PREFIX + config.name, value: Buffer.from(JSON.stringify(status)) },
+      ]);
+    });
+    if (this.active) this.arm(config.name);
+  }
+
+  /** Deletes a configuration and its status; snapshots already written stay where they are. */
+  async remove(name: string): Promise<void> {
+    const job = this.jobs.get(name);
+    if (job) {
+      job.timer?.cancel();
+      job.abort?.abort();
+      await job.run;
+      this.jobs.delete(name);
+    }
+    await this.lock.run(name, () => this.storage.txn([
+      { type: 'delete', key: CONFIG_PREFIX + name },
+      { type: 'delete', key: STATUS_PREFIX + name },
+    ]));
+  }
+
+  /** Sets the timer for the configuration's next start, unless an attempt is running (it re-arms when done). */
+  private arm(name: string): void {
+    if (!this.active) return;
+    let job = this.jobs.get(name);
+    if (!job) {
+      job = { timer: null, run: null, abort: null };
+      this.jobs.set(name, job);
+    }
+    if (job.run) return;
+    job.timer?.cancel();
+    const current = job;
+    void this.status(name).then((status) => {
+      if (!status || !this.active || current.run || this.jobs.get(name) !== current) return;
+      current.timer?.cancel();
+      current.timer = this.clock.setTimer(status.next - this.clock.now(), () => this.fire(name, current));
+    }).catch((err: unknown) => this.logger.error('automated snapshot: reading the schedule failed', { config: name, err }));
+  }
+
+  private fire(name: string, job: Job): void {
+    job.timer = null;
+    if (!this.active || this.jobs.get(name) !== job) return;
+    const abort = new AbortController();
+    job.abort = abort;
+    job.run = this.attempt(name, abort.signal)
+      .catch((err: unknown) => this.logger.error('automated snapshot: attempt failed', { config: name, err }))
+      .finally(() => {
+        job.run = null;
+        job.abort = null;
+        if (this.active && this.jobs.get(name) === job) this.arm(name);
+      });
+  }
+
+  /** One attempt, if it is due (a long interval's timer may fire early: timers are capped). */
+  private async attempt(name: string, signal: AbortSignal): Promise<void> {
+    const begun = await this.lock.run(name, async () => {
+      const [config, status] = await Promise.all([this.config(name), this.status(name)]);
+      const now = this.clock.now();
+      if (!config || !status || status.next > now || signal.aborted) return null;
+      const target = this.openTarget(config);
+      const file = snapshotName(config.file_prefix, now);
+      status.current = { start: now, name: file, url: target.url(file) };
+      const next = status.next + config.interval * 1000;
+      status.next = next > now ? next : now + config.interval * 1000;
+      await putJson(this.storage, STATUS_PREFIX + name, status);
+      return { config, target, file };
+    });
+    if (!begun) return;
+    const { config, target, file } = begun;
+    let size = 0;
+    let error = '';
+    try {
+      size = await target.write(file, await this.source(), signal);
+      error = await this.applyRetention(config, target);
+    } catch (err) {
+      error = describe(err, config);
+    } finally {
+      target.close();
+    }
+    if (signal.aborted) return;
+    if (error) this.logger.warn('automated snapshot failed', { config: name, error });
+    else this.logger.info('automated snapshot written', { config: name, url: target.url(file), bytes: size });
+    await this.finish(name, { url: target.url(file), size, error });
+  }
+
+  /** Records an attempt's outcome, unless the configuration was deleted meanwhile. */
+  private finish(name: string, outcome: { url: string; size: number; error: string }): Promise<void> {
+    return this.lock.run(name, async () => {
+      const status = await this.status(name);
+      if (!status?.current) return;
+      status.lastStart = status.current.start;
+      status.lastEnd = this.clock.now();
+      status.lastError = outcome.error;
+      status.consecutiveErrors = outcome.error ? status.consecutiveErrors + 1 : 0;
+      if (!outcome.error || outcome.size > 0) {
+        status.lastUrl = outcome.url;
+        status.lastSize = outcome.size;
+      }
+      status.current = null;
+      await putJson(this.storage, STATUS_PREFIX + name, status);
+    });
+  }
+
+  /** Deletes the oldest snapshots beyond `retain`; returns an error text, or '' when all went well. */
+  private async applyRetention(config: SnapshotConfig, target: SnapshotTarget): Promise<string> {
+    try {
+      const stamped = (await target.list())
+        .map((s) => ({ name: s.name, stamp: snapshotStamp(config.file_prefix, s.name) }))
+        .filter((s): s is { name: string; stamp: bigint } => s.stamp !== null)
+        .sort((a, b) => (a.stamp < b.stamp ? 1 : a.stamp > b.stamp ? -1 : 0));
+      for (const old of stamped.slice(config.retain)) await target.remove(old.name);
+      return '';
+    } catch (err) {
+      return `the snapshot was written, but deleting the oldest beyond retain failed: ${describe(err, config)}`;
+    }
+  }
+
+  /** Settles an attempt that an earlier active node left running (see the class comment). */
+  private async recover(name: string): Promise<void> {
+    const [config, status] = await Promise.all([this.config(name), this.status(name)]);
+    const current = status?.current;
+    if (!config || !status || !current) return;
+    const target = this.openTarget(config);
+    let written: StoredSnapshot | undefined;
+    try {
+      written = (await target.list()).find((s) => s.name === current.name);
+    } catch {
+      // The destination cannot say: run the snapshot again rather than risk skipping it.
+    } finally {
+      target.close();
+    }
+    if (written) {
+      await this.finish(name, { url: current.url, size: written.size, error: '' });
+      return;
+    }
+    await this.finish(name, { url: current.url, size: 0, error: 'interrupted: the active node stopped before the snapshot was written; it is taken again' });
+    await this.lock.run(name, async () => {
+      const s = await this.status(name);
+      if (!s) return;
+      s.next = Math.min(s.next, this.clock.now());
+      await putJson(this.storage, STATUS_PREFIX + name, s);
+    });
+  }
+}
+
+/** An error as the status shows it: never with a credential in it. */
+function describe(err: unknown, config: SnapshotConfig): string {
+  let text = err instanceof Error ? err.message || err.name : String(err);
+  for (const [k, v] of Object.entries(config)) {
+    if (SECRET_FIELDS.has(k) && typeof v === 'string' && v.length >= 4) text = text.split(v).join('[redacted]');
+  }
+  return text;
+}

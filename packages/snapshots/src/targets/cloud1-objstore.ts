@@ -1,0 +1,101 @@
+import { DeleteObjectCommand, ListObjectsV2Command, S3Client, type PutObjectCommandInput } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import type { Readable } from 'node:stream';
+import { endpointUrl, type Cloud1Settings } from '../config';
+import { ByteCounter, objectKey, type SnapshotTarget, type StoredSnapshot } from './target';
+
+/** Multipart parts of 8 MiB, two in flight: memory stays bounded whatever the snapshot's size. */
+const PART_SIZE = 8 * 1024 * 1024;
+const QUEUE_SIZE = 2;
+
+/**
+ * Snapshots as objects in a cloud1 (S3 API) bucket, uploaded as a multipart upload: the object
+ * exists only once the upload completes, and a failed one is aborted so no parts linger.
+ */
+export class Cloud1ObjstoreTarget implements SnapshotTarget {
+  private readonly client: S3Client;
+  private readonly base: string;
+
+  constructor(private readonly prefix: string, private readonly filePrefix: string, private readonly s: Cloud1Settings) {
+    const endpoint = s.cloud1_objstore_endpoint ? endpointUrl(s.cloud1_objstore_endpoint, s.cloud1_objstore_disable_tls) : undefined;
+    this.client = new S3Client({
+      region: s.cloud1_objstore_region,
+      forcePathStyle: s.cloud1_objstore_force_path_style,
+      ...(endpoint ? { endpoint } : {}),
+      // Left out, the SDK's own chain applies (environment, shared files, instance role).
+      ...(s.cloud1_access_key_id && s.cloud1_secret_access_key
+        ? {
+            credentials: {
+              accessKeyId: s.cloud1_access_key_id, secretAccessKey: s.cloud1_secret_access_key,
+              ...(s.cloud1_session_token ? { sessionToken: s.cloud1_session_token } : {}),
+            },
+          }
+        : {}),
+      maxAttempts: 3,
+    });
+    const bucket = s.cloud1_objstore_bucket;
+    if (endpoint) this.base = s.cloud1_objstore_force_path_style ? `${endpoint.replace(/\/+$/, '')}/${bucket}` : withBucketHost(endpoint, bucket);
+    else this.base = `https://${bucket}.s3.${s.cloud1_objstore_region}.amazonaws.com`;
+  }
+
+  url(name: string): string {
+    return `${this.base}/${objectKey(this.prefix, name)}`;
+  }
+
+  async write(name: string, data: Readable, signal: AbortSignal): Promise<number> {
+    const counter = new ByteCounter();
+    data.on('error', (err) => counter.destroy(err));
+    data.pipe(counter);
+    const params: PutObjectCommandInput = {
+      Bucket: this.s.cloud1_objstore_bucket, Key: objectKey(this.prefix, name), Body: counter,
+      ContentType: 'application/octet-stream',
+    };
+    if (this.s.cloud1_objstore_server_side_encryption) params.ServerSideEncryption = 'AES256';
+    if (this.s.cloud1_objstore_enable_kms) {
+      params.ServerSideEncryption = 'aws:kms';
+      if (this.s.cloud1_objstore_kms_key) params.SSEKMSKeyId = this.s.cloud1_objstore_kms_key;
+    }
+    const upload = new Upload({ client: this.client, params, partSize: PART_SIZE, queueSize: QUEUE_SIZE, leavePartsOnError: false });
+    const abort = (): void => void upload.abort().catch(() => undefined);
+    signal.addEventListener('abort', abort, { once: true });
+    try {
+      await upload.done();
+    } catch (err) {
+      data.destroy();
+      throw err;
+    } finally {
+      signal.removeEventListener('abort', abort);
+    }
+    return counter.bytes;
+  }
+
+  async list(): Promise<StoredSnapshot[]> {
+    const dir = objectKey(this.prefix, '');
+    const out: StoredSnapshot[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.client.send(new ListObjectsV2Command({
+        Bucket: this.s.cloud1_objstore_bucket, Prefix: dir + this.filePrefix, ...(token ? { ContinuationToken: token } : {}),
+      }));
+      for (const o of page.Contents ?? []) {
+        if (o.Key) out.push({ name: o.Key.slice(dir.length), size: o.Size ?? 0 });
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    return out;
+  }
+
+  async remove(name: string): Promise<void> {
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.s.cloud1_objstore_bucket, Key: objectKey(this.prefix, name) }));
+  }
+
+  close(): void {
+    this.client.destroy();
+  }
+}
+
+function withBucketHost(endpoint: string, bucket: string): string {
+  const url = new URL(endpoint);
+  url.hostname = `${bucket}.${url.hostname}`;
+  return url.href.replace(/\/+$/, '');
+}
