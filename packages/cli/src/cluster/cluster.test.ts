@@ -1,5 +1,6 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { LocalCluster, NodeHandle } from '../cluster-launcher';
 import { api, launchTestCluster, runCli, startAndUnseal, until, type TestCluster } from './test-support/cluster-fixture';
 
@@ -233,6 +234,61 @@ test('the CLI saves a snapshot to a file and restores it', async () => {
   expect(refused.code).not.toBe(0);
   expect(refused.err).toMatch(/400|not a valid snapshot/);
   await expectAcknowledged([await c.waitActive()]);
+  await waitHealthy(3);
+});
+
+test('automated snapshots run on the active node, carry on after a leader change with none skipped or doubled, and restore with the CLI', async () => {
+  const c = cluster();
+  await waitHealthy(3);
+  const active = await c.waitActive();
+  const standby = c.nodes.find((n) => n !== active) as NodeHandle;
+  const dir = join((tc as TestCluster).dir, 'auto-snapshots');
+  const INTERVAL_MS = 2_000;
+  // Configured through a standby: forwarded like every other request.
+  const config = await api(standby.apiAddr, 'POST', 'sys/storage/raft/snapshot-auto/config/every2s', {
+    token: token(), body: { interval: '2s', retain: 100, path_prefix: dir, storage_type: 'local', local_max_space: 1_000_000_000 },
+  });
+  expect(config.status).toBe(204);
+  const status = async (addr: string) => (await api(addr, 'GET', 'sys/storage/raft/snapshot-auto/status/every2s', { token: token() })).json.data as Record<string, unknown>;
+  await until('a first automated snapshot', 10_000, async () => ((await status(standby.apiAddr))['last_snapshot_url'] ? true : undefined));
+
+  const killedAt = Date.now();
+  await c.kill(active);
+  const next = await c.waitActive(15_000);
+  const after = await until('two snapshots by the new active node', 20_000, async () => {
+    const s = await status(next.apiAddr);
+    const ended = Date.parse(s['last_snapshot_end'] as string);
+    return ended > killedAt + 2 * INTERVAL_MS && s['consecutive_errors'] === 0 ? s : undefined;
+  });
+  const del = await api(next.apiAddr, 'DELETE', 'sys/storage/raft/snapshot-auto/config/every2s', { token: token() });
+  expect(del.status).toBe(204);
+
+  // Names carry the start time in Unix ns: no two closer than the interval, no gap much longer.
+  const stamps = readdirSync(dir).filter((f) => f.endsWith('.snap')).map((f) => Number(/-(\d+)\.snap$/.exec(f)?.[1]) / 1e6).sort((a, b) => a - b);
+  expect(stamps.length).toBeGreaterThanOrEqual(3);
+  const gaps = stamps.slice(1).map((t, i) => t - (stamps[i] as number));
+  expect(Math.min(...gaps)).toBeGreaterThanOrEqual(INTERVAL_MS - 50);
+  expect(Math.max(...gaps)).toBeLessThan(2 * INTERVAL_MS + 5_000);
+  expect(readdirSync(dir).filter((f) => f.startsWith('.'))).toEqual([]);
+
+  await startAndUnseal(c, active);
+  await waitHealthy(3);
+  const file = fileURLToPath(after['last_snapshot_url'] as string);
+  const before = new Map(acknowledged);
+  const now = await c.waitActive();
+  await put(now.apiAddr, 'after-auto-snapshot', 'gone after the restore');
+  const restored = await runCli(['operator', 'raft', 'snapshot', 'restore', file], { addr: standby.apiAddr, token: token() });
+  expect(restored).toMatchObject({ code: 0, err: '' });
+  acknowledged.clear();
+  for (const [k, v] of before) acknowledged.set(k, v);
+  acknowledged.set('after-auto-snapshot', null);
+  const back = await c.waitActive();
+  await expectAcknowledged(c.nodes);
+  // The snapshot holds the configuration as it was when taken; remove it again.
+  await until('the restored configuration to be deletable', 10_000, async () => {
+    const r = await api(back.apiAddr, 'DELETE', 'sys/storage/raft/snapshot-auto/config/every2s', { token: token() });
+    return r.status === 204 ? true : undefined;
+  });
   await waitHealthy(3);
 });
 
