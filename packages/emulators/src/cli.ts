@@ -1,8 +1,9 @@
 /**
  * `strongroom-emulator <name> [options]`: starts one emulator for people (demos, manual tests)
- * and prints how to reach it. Only `cloud1` exists so far.
+ * and prints how to reach it.
  *
  *   strongroom-emulator cloud1 --listen 127.0.0.1:4599 [--metadata-listen 127.0.0.1:4600] [--seed seed.json]
+ *   strongroom-emulator cloud3 --listen 127.0.0.1:4610
  *
  * The seed file is a cloud1 SeedDocument (see README.md). Unless it gives some account root
  * credentials, an account 123456789012 with generated root credentials is created, so there is
@@ -10,10 +11,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { Cloud1Emulator } from './cloud1/emulator';
+import { Cloud3StorageEmulator } from './cloud3/emulator';
 import type { Credentials, SeedDocument } from './cloud1/admin';
 
 export const USAGE =
-  'usage: strongroom-emulator cloud1 --listen HOST:PORT [--metadata-listen HOST:PORT] [--seed FILE.json]\n';
+  'usage: strongroom-emulator cloud1 --listen HOST:PORT [--metadata-listen HOST:PORT] [--seed FILE.json]\n' +
+  '       strongroom-emulator cloud3 --listen HOST:PORT\n';
 
 const DEFAULT_ACCOUNT = '123456789012';
 
@@ -41,6 +44,12 @@ export async function runCli(
       return undefined;
     }
     options.set(flag, value);
+  }
+  const listen = /^\[?([^\]]*?)\]?:(\d+)$/.exec(options.get('--listen') ?? '');
+  if (name === 'cloud3' && listen && options.size === 1) {
+    const storage = await Cloud3StorageEmulator.start({ host: listen[1] || '127.0.0.1', port: Number(listen[2]) });
+    out.write(`cloud3 storage emulator ready\n  apiEndpoint: ${storage.url}\n`);
+    return { stop: () => storage.close() };
   }
   if (name !== 'cloud1' || !options.has('--listen')) {
     err.write(USAGE);

@@ -18,3 +18,5 @@ export type { InstanceSeed } from './cloud1/ec2';
 export type { InstanceStateName } from './cloud1/state';
 export { totpCode } from './cloud1/totp';
 export { Cloud1EmulatorFixture, nextAccountId } from './cloud1/test-fixture';
+export { Cloud3StorageEmulator } from './cloud3/emulator';
+export type { Cloud3StartOptions } from './cloud3/emulator';

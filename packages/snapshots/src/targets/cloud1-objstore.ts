@@ -56,7 +56,10 @@ export class Cloud1ObjstoreTarget implements SnapshotTarget {
       if (this.s.cloud1_objstore_kms_key) params.SSEKMSKeyId = this.s.cloud1_objstore_kms_key;
     }
     const upload = new Upload({ client: this.client, params, partSize: PART_SIZE, queueSize: QUEUE_SIZE, leavePartsOnError: false });
-    const abort = (): void => void upload.abort().catch(() => undefined);
+    // Failing the body, rather than Upload.abort(), is what makes the SDK abort the multipart
+    // upload before done() settles: abort() settles at once and leaves the upload open.
+    const abort = (): void => void counter.destroy(Object.assign(new Error('the snapshot was aborted'), { name: 'AbortError' }));
+    if (signal.aborted) abort();
     signal.addEventListener('abort', abort, { once: true });
     try {
       await upload.done();
