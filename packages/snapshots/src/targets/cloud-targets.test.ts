@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { SnapshotConfig } from '../config';
 import { AZURITE_ACCOUNT, AZURITE_KEY, startAzurite, startFauxqs, type RunningEmulator } from '../test-support/emulators';
+import { startCountingProxy } from '../test-support/counting-proxy';
 import { failingAfter, generated } from '../test-support/streams';
 import { openTarget } from '.';
 import type { SnapshotTarget } from './target';
@@ -160,6 +161,23 @@ describe('cloud writers against emulators', () => {
       for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
       Object.assign(process.env, saved);
     }
+  });
+
+  it.each([
+    [{ cloud1_objstore_server_side_encryption: true }, ['x-amz-server-side-encryption: AES256']],
+    [{ cloud1_objstore_server_side_encryption: false, cloud1_objstore_enable_kms: true }, ['x-amz-server-side-encryption: aws:kms']],
+    [{ cloud1_objstore_server_side_encryption: false, cloud1_objstore_enable_kms: true, cloud1_objstore_kms_key: 'alias/snapshots' },
+      ['x-amz-server-side-encryption: aws:kms', 'x-amz-server-side-encryption-aws-kms-key-id: alias/snapshots']],
+  ])('cloud1-objstore asks for server-side encryption %j', async (settings, headers) => {
+    const proxy = await startCountingProxy(s3.url);
+    const target = openTarget({ ...cloud1(), ...settings, cloud1_objstore_endpoint: proxy.url } as SnapshotConfig);
+    await target.write('service-snapshot-7.snap', generated(9 * MiB).stream, new AbortController().signal);
+    await target.remove('service-snapshot-7.snap');
+    target.close();
+    await proxy.close();
+    const sent = proxy.captured().toLowerCase();
+    for (const h of headers) expect(sent).toContain(h.toLowerCase());
+    if (!('cloud1_objstore_kms_key' in settings)) expect(sent).not.toContain('kms-key-id');
   });
 
   it('cloud1-objstore reports a missing bucket', async () => {
