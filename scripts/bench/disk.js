@@ -3,7 +3,9 @@
 // makes a small append durable, raw (write + fdatasync) and through classic-level (a one-put
 // batch with { sync: true }, which is how the Raft log store persists). One writer, one record
 // at a time: batching several writes into one sync is the server's job, and its ratio to these
-// numbers shows how well it does it.
+// numbers shows how well it does it. For snapshots, the ceiling is instead how fast the same
+// filesystem takes a large file written sequentially and synced (sequentialWriteRate).
+const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
 const { ClassicLevel } = require('classic-level');
@@ -60,4 +62,27 @@ async function levelSyncedBatchRate(dir, seconds) {
   return summarize(latencies, Number(process.hrtime.bigint() - start) / 1e9);
 }
 
-module.exports = { fsyncRate, levelSyncedBatchRate };
+/**
+ * Writes `bytes` to a new file in 4 MiB writes of random data, then fsyncs it: the speed a
+ * snapshot file of that size could reach at best. Blocks the event loop. MB/s with MB = 10^6 bytes.
+ */
+function sequentialWriteRate(dir, bytes) {
+  const file = path.join(dir, 'sequential.bin');
+  // Random, so no layer below can compress or deduplicate what a snapshot could not.
+  const chunk = randomBytes(4 * 1024 * 1024);
+  const fd = fs.openSync(file, 'w');
+  const start = process.hrtime.bigint();
+  try {
+    for (let written = 0; written < bytes;) {
+      written += fs.writeSync(fd, chunk, 0, Math.min(chunk.length, bytes - written));
+    }
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  fs.rmSync(file, { force: true });
+  return { bytes, seconds, mbps: bytes / 1e6 / seconds };
+}
+
+module.exports = { fsyncRate, levelSyncedBatchRate, sequentialWriteRate };

@@ -6,8 +6,9 @@ const http = require('node:http');
 /**
  * `url` may list several servers: request i goes to url[i % url.length], so even one client
  * visits them all (its path still comes from the URL unless `path` gives one per request).
+ * With `count`, it stops after that many requests, or at `seconds`, whichever comes first.
  * @param {{url: string | string[], path?: (i: number) => string, method?: string, headers?: Record<string,string>,
- *          body?: (i: number) => string, concurrency: number, seconds: number, expect?: number}} opts
+ *          body?: (i: number) => string, concurrency: number, seconds: number, count?: number, expect?: number}} opts
  */
 async function runLoad(opts) {
   const targets = (Array.isArray(opts.url) ? opts.url : [opts.url]).map((u) => new URL(u));
@@ -40,7 +41,8 @@ async function runLoad(opts) {
     req.on('error', (err) => { errors++; firstError ??= err.message; resolve(); });
     req.end(body);
   });
-  const client = async () => { while (Date.now() < deadline) await one(); };
+  const count = opts.count ?? Infinity;
+  const client = async () => { while (Date.now() < deadline && seq < count) await one(); };
   const start = Date.now();
   await Promise.all(Array.from({ length: opts.concurrency }, client));
   const elapsed = (Date.now() - start) / 1000;

@@ -13,4 +13,9 @@ function ratio(label, measured, reference, note = '') {
   console.log(`${label.padEnd(66)} ${(measured / reference).toFixed(2).padStart(6)}x${note ? `  ${note}` : ''}`);
 }
 
-module.exports = { row, ratio };
+/** `label  text`: a measurement that is not a request rate (MB/s, sizes, memory). */
+function line(label, text) {
+  console.log(`${label.padEnd(44)} ${text}`);
+}
+
+module.exports = { row, ratio, line };

@@ -1,10 +1,10 @@
 'use strict';
 // `npm run bench`: Strongroom's API next to a bare node:http JSON echo server measured in the
 // same run on the same machine, printed as ratios, then KV v2 writes on a 3-node Raft cluster
-// next to the disk's sync rates (raft-cluster.js). Servers run in their own processes so the
-// load generator does not share their event loop. `node scripts/bench/run.js raft` (or `api`)
-// runs one section.
-const { spawn } = require('node:child_process');
+// next to the disk's sync rates (raft-cluster.js), then automated snapshots of a filled server
+// to local disk and to the S3 emulator next to the disk's sequential write speed (snapshot.js).
+// Servers run in their own processes so the load generator does not share their event loop.
+// `node scripts/bench/run.js raft` (or `api`, `snapshot`) runs one section.
 const path = require('node:path');
 const { createCipheriv, createSecretKey, randomBytes } = require('node:crypto');
 const { measureLoad, clientName } = require('./load');
@@ -12,25 +12,10 @@ const { row } = require('./report');
 const { runRaftBench } = require('./raft-cluster');
 const { probeMs, describeDrift } = require('./cpu-probe');
 const { startCpuSample } = require('./cpu-usage');
+const { startProcess } = require('./process');
+const { runSnapshotBench } = require('./snapshot');
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const ROOT = path.resolve(__dirname, '../..');
-
-function startProcess(args, ready) {
-  const proc = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`did not start: ${out}`)), 30000);
-    const onData = (d) => {
-      out += d;
-      const m = ready.exec(out);
-      if (m) { clearTimeout(timer); resolve({ proc, match: m }); }
-    };
-    proc.stdout.on('data', onData);
-    proc.stderr.on('data', onData);
-    proc.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
-  });
-}
 
 /** The crypto ceiling: AES-256-GCM of 1 KiB with a fresh nonce, on this one core. */
 function rawAesRate(seconds) {
@@ -108,7 +93,11 @@ async function transitRows(base, headers, echoUrl, procs) {
   row('transit encrypt, batches of 1,000 (items/s)', { ...batches, rate: batches.rate * 1000 }, crypto);
 }
 
-const SECTIONS = { api: apiBench, raft: () => runRaftBench({ seconds: SECONDS }) };
+const SECTIONS = {
+  api: apiBench,
+  raft: () => runRaftBench({ seconds: SECONDS }),
+  snapshot: () => runSnapshotBench({ keys: Number(process.env.BENCH_SNAPSHOT_KEYS ?? 200000) }),
+};
 
 async function main() {
   const wanted = process.argv.slice(2);

@@ -7,6 +7,8 @@ import type { SnapshotTarget, StoredSnapshot } from './targets/target';
 
 const CONFIG_PREFIX = 'core/snapshot-auto/config/';
 const STATUS_PREFIX = 'core/snapshot-auto/status/';
+/** How long stopping waits for aborted attempts to unwind. */
+const STOP_WAIT_MS = 5_000;
 
 export interface SchedulerOptions {
   /** The barrier: configurations hold credentials. */
@@ -86,7 +88,11 @@ export class SnapshotScheduler {
       job.abort?.abort();
       if (job.run) runs.push(job.run);
     }
-    await Promise.allSettled(runs);
+    // A write that ignores its abort (a hung connection) must not keep the node from stepping
+    // down: its attempt stays marked as running, and the next active node settles it.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled(runs), new Promise((r) => { timer = setTimeout(r, STOP_WAIT_MS); })]);
+    clearTimeout(timer);
     this.jobs.clear();
   }
 

@@ -5,7 +5,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { pathToFileURL } from 'node:url';
 import type { LocalSettings } from '../config';
-import { ByteCounter, type SnapshotTarget, type StoredSnapshot } from './target';
+import { ByteCounter, STREAM_BUFFER_BYTES, type SnapshotTarget, type StoredSnapshot } from './target';
 
 export class NotEnoughSpaceError extends Error {}
 
@@ -35,9 +35,10 @@ export class LocalTarget implements SnapshotTarget {
     }
     await this.removeLeftovers();
     const temp = join(this.dir, `.${name}.partial`);
+    // The file stream gathers what arrives while a write is in flight into one writev call.
     const counter = new ByteCounter(left, tooBig);
     try {
-      await pipeline(data, counter, createWriteStream(temp, { flags: 'wx', mode: 0o600 }), { signal });
+      await pipeline(data, counter, createWriteStream(temp, { flags: 'wx', mode: 0o600, highWaterMark: STREAM_BUFFER_BYTES }), { signal });
       await syncFile(temp);
       await rename(temp, join(this.dir, name));
     } catch (err) {

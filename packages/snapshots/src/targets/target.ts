@@ -22,12 +22,16 @@ export interface SnapshotTarget {
   close(): void;
 }
 
+/** Buffering between the snapshot source and a writer: bounded, and large enough for big writes. */
+export const STREAM_BUFFER_BYTES = 1024 * 1024;
+
 /** Counts the bytes that pass; `limit` turns an overlong stream into an error. */
 export class ByteCounter extends Transform {
   bytes = 0;
 
   constructor(private readonly limit = Infinity, private readonly overLimit: () => Error = () => new Error('too large')) {
-    super();
+    // Room for a few of the snapshot's chunks, so a slow write does not stall the source at once.
+    super({ highWaterMark: STREAM_BUFFER_BYTES });
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: (err?: Error | null, data?: Buffer) => void): void {
