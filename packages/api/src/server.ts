@@ -7,7 +7,7 @@ import { kvEngine } from '@strongroom/engine-kv';
 import { transitEngine } from '@strongroom/engine-transit';
 import { cloud1AuthEngine } from '@strongroom/engine-cloud1-auth';
 import { cloud1SecretsEngine } from '@strongroom/engine-cloud1-secrets';
-import { SnapshotScheduler, snapshotAutoPaths } from '@strongroom/snapshots';
+import { automatedSnapshots } from '@strongroom/snapshots';
 import { createApp } from './app';
 import { ClusterNode } from './cluster/cluster-node';
 import { RAFT_LOCAL_PATHS, raftPaths } from './cluster/raft-paths';
@@ -75,16 +75,11 @@ export async function startServer(config: ServerConfig, options: { logger?: Logg
       ...(config.storage.trailingLogs !== undefined ? { snapshotTrailing: config.storage.trailingLogs } : {}),
     },
   });
-  let snapshots: SnapshotScheduler | null = null;
   const core = new Core({
     storage: cluster.storage, logger, engines: ENGINES, ha: cluster.hooks(),
-    systemPaths: (c) => {
-      snapshots = new SnapshotScheduler({ storage: c.barrier, clock: c.clock, logger, source: () => cluster.snapshot() });
-      return [...raftPaths(cluster), ...snapshotAutoPaths(snapshots)];
-    },
-    sealedPaths: RAFT_LOCAL_PATHS,
+    systemPaths: () => raftPaths(cluster), sealedPaths: RAFT_LOCAL_PATHS,
+    extensions: [(c) => automatedSnapshots({ storage: c.barrier, clock: c.clock, logger, source: () => cluster.snapshot() })],
   });
-  if (snapshots) core.runWhileActive(snapshots);
   cluster.attach(core);
   const listening: Listening[] = [];
   const addresses: string[] = [];

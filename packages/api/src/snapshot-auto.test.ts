@@ -101,7 +101,16 @@ describe('automated snapshots', () => {
     [{ interval: 60, path_prefix: 'p', storage_type: 'cloud1-objstore', cloud1_objstore_bucket: 'b', cloud1_objstore_region: 'r', cloud1_objstore_endpoint: 'http://127.0.0.1:1' }, /cloud1_objstore_disable_tls/],
     [{ interval: 60, path_prefix: 'p', storage_type: 'cloud2-blob', cloud2_container_name: 'c1c', cloud2_account_name: 'a', cloud2_account_key: 'a2V5' }, /must end with "\/"/],
     [{ interval: 60, path_prefix: 'p/', storage_type: 'cloud2-blob', cloud2_container_name: 'c1c' }, /"cloud2_account_name"/],
-    [{ interval: 60, path_prefix: 'p/', storage_type: 'cloud2-blob', cloud2_container_name: 'c1c', cloud2_account_name: 'a', cloud2_account_key: 'a2V5', cloud2_blob_environment: 'Mars' }, /"cloud2_blob_environment"/],
+    [{ interval: 60, path_prefix: 'p/', storage_type: 'cloud2-blob', cloud2_container_name: 'c1c', cloud2_account_name: 'acct1', cloud2_account_key: 'a2V5', cloud2_blob_environment: 'Mars' }, /"cloud2_blob_environment"/],
+    [{ interval: 60, path_prefix: 'p/', storage_type: 'cloud2-blob', cloud2_container_name: 'c1c', cloud2_account_name: 'evil.com/x?', cloud2_account_key: 'a2V5' }, /"cloud2_account_name"/],
+    [{ interval: 60, path_prefix: 'p/', storage_type: 'cloud2-blob', cloud2_container_name: 'c1c', cloud2_account_name: 'acct1', cloud2_account_key: 'a2V5', cloud2_endpoint: 'http://blob.example.com/acct1' }, /loopback/],
+    [{ interval: 60, path_prefix: 'p/', storage_type: 'cloud2-blob', cloud2_container_name: 'c1c', cloud2_account_name: 'acct1', cloud2_account_key: 'a2V5', cloud2_endpoint: 'https://blob.example.com/?sig=abc' }, /user info, a query or a fragment/],
+    [{ interval: 60, path_prefix: 'p/', storage_type: 'cloud2-blob', cloud2_container_name: 'c1c', cloud2_account_name: 'acct1', cloud2_account_key: 'a2V5', cloud2_endpoint: 'https://blob.example.com', cloud2_blob_environment: 'AzureChinaCloud' }, /give one/],
+    [{ interval: 60, path_prefix: 'p', storage_type: 'cloud1-objstore', cloud1_objstore_bucket: 'b', cloud1_objstore_region: 'r', cloud1_objstore_endpoint: 'https://user:pass@s3.example.com' }, /user info/],
+    [{ interval: 1.5, path_prefix: '/tmp/x', storage_type: 'local', local_max_space: 1 }, /whole number/],
+    [{ interval: '99999999999999', path_prefix: '/tmp/x', storage_type: 'local', local_max_space: 1 }, /at most 315360000 seconds/],
+    [{ interval: 60, path_prefix: '/tmp/x', storage_type: 'local', local_max_space: 1, file_prefix: 'x'.repeat(101) }, /"file_prefix"/],
+    [{ interval: 60, path_prefix: '/tmp/x\nnewline', storage_type: 'local', local_max_space: 1 }, /control characters/],
     [{ interval: 60, path_prefix: 'p', storage_type: 'cloud3-objstore', cloud3_bucket: 'b' }, /must end with "\/"/],
     [{ interval: 60, path_prefix: 'p/', storage_type: 'cloud3-objstore', cloud3_bucket: 'b', cloud3_service_account_key: '{"nope":1}' }, /client_email/],
   ])('refuses %j with a 400 naming the field, and stores nothing', async (body, message) => {
@@ -109,6 +118,16 @@ describe('automated snapshots', () => {
     expect(r.status).toBe(400);
     expect((r.json.errors as string[]).join(' ')).toMatch(message);
     expect((await get(`${BASE}/config/bad`)).status).toBe(404);
+  });
+
+  it('refuses a second configuration writing the same files as another', async () => {
+    const body = { interval: 3600, path_prefix: join(dir, 'shared'), storage_type: 'local', local_max_space: 1000 };
+    expect((await put(`${BASE}/config/one`, body)).status).toBe(204);
+    const two = await put(`${BASE}/config/two`, { ...body, path_prefix: `${join(dir, 'shared')}/` });
+    expect(two.status).toBe(400);
+    expect(two.json.errors.join(' ')).toMatch(/configuration "one" already writes/);
+    expect((await put(`${BASE}/config/two`, { ...body, file_prefix: 'other' })).status).toBe(204);
+    for (const n of ['one', 'two']) await call(t.url, 'DELETE', `${BASE}/config/${n}`, { token: root });
   });
 
   it('refuses a change of storage type that leaves out the new type\'s required fields, keeping the old configuration', async () => {

@@ -54,6 +54,14 @@ export interface CoreOptions {
   systemPaths?: (core: Core) => PathDefinition[];
   /** Of those, the ones that answer while sealed or before init, like `sys/unseal` does. */
   sealedPaths?: string[];
+  /** Features built on the core: more `sys/` paths, and work that runs while this node is active. */
+  extensions?: Array<(core: Core) => CoreExtension>;
+}
+
+/** What an extension adds: its `sys/` paths (matched after the built-in ones) and its background work. */
+export interface CoreExtension {
+  systemPaths?: PathDefinition[];
+  service?: BackgroundService;
 }
 
 /** Who leads the cluster, as `sys/leader` and health report it. */
@@ -154,7 +162,7 @@ export class Core {
   private transition: Promise<void> = Promise.resolve();
   private periodicTimer: TimerHandle | null = null;
   private periodicRun: Promise<void> | null = null;
-  private readonly services: BackgroundService[] = [];
+  private readonly services: BackgroundService[];
 
   constructor(options: CoreOptions) {
     this.clock = options.clock ?? systemClock;
@@ -186,7 +194,11 @@ export class Core {
     this.tokens.onRevoked = (hash) => this.expiration.revokeByToken(hash);
     this.ha = options.ha ?? null;
     this.sealedPaths = new Set([...SEALED_PATHS, ...(options.sealedPaths ?? [])]);
-    this.systemBackend = new Backend('system', [...systemPaths(this), ...(options.systemPaths?.(this) ?? [])]);
+    const extensions = (options.extensions ?? []).map((extend) => extend(this));
+    this.services = extensions.flatMap((e) => (e.service ? [e.service] : []));
+    this.systemBackend = new Backend('system', [
+      ...systemPaths(this), ...(options.systemPaths?.(this) ?? []), ...extensions.flatMap((e) => e.systemPaths ?? []),
+    ]);
     this.tokenBackend = new Backend('token', tokenPaths(this));
   }
 
@@ -368,11 +380,6 @@ export class Core {
     this.namespaces.clear();
     this.physical.invalidate();
     this.unsealedAt = 0;
-  }
-
-  /** Runs `service` whenever this node is active, from now on. */
-  runWhileActive(service: BackgroundService): void {
-    this.services.push(service);
   }
 
   async sealNow(): Promise<void> {

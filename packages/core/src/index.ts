@@ -30,7 +30,7 @@ export type { ConformanceSubject } from './storage/storage-conformance';
 export { openWithRootKey } from './seal/seal-manager';
 export type { SealConfig } from './seal/seal-manager';
 export { Core, SYSTEM_DEFAULT_TTL, SYSTEM_MAX_TTL, VERSION } from './core';
-export type { BackgroundService, CoreOptions, CoreReply, CoreRequest, HaHooks, LeaderInfo } from './core';
+export type { BackgroundService, CoreExtension, CoreOptions, CoreReply, CoreRequest, HaHooks, LeaderInfo } from './core';
 export type { MountConfig, MountEntry } from './mounts/mount-table';
 export { ACL, DEFAULT_POLICY_TEXT, parsePolicy } from './policy';
 export type { Capability, Policy } from './policy';

@@ -128,11 +128,15 @@ export function requireName(name: string): string {
   return name;
 }
 
+/** Ten years: far beyond any backup schedule, and well inside what a date can hold. */
+export const MAX_INTERVAL_SECONDS = 10 * 365 * 86400;
+
 function parseInterval(value: unknown): number {
-  const seconds = parseDurationSeconds(value);
+  const seconds = typeof value === 'number' && !Number.isInteger(value) ? null : parseDurationSeconds(value);
   if (seconds === null || seconds < 1) {
-    invalid('interval', 'expected a positive number of seconds or a duration such as "24h"');
+    invalid('interval', 'expected a positive whole number of seconds or a duration such as "24h"');
   }
+  if (seconds > MAX_INTERVAL_SECONDS) invalid('interval', `must be at most ${MAX_INTERVAL_SECONDS} seconds (ten years)`);
   return seconds;
 }
 
@@ -170,8 +174,8 @@ export function buildConfig(name: string, f: FieldData, existing: SnapshotConfig
   if (f.has('path_prefix')) base['path_prefix'] = f.string('path_prefix');
   if (f.has('file_prefix')) base['file_prefix'] = f.string('file_prefix');
   const filePrefix = (base['file_prefix'] as string | undefined) ?? DEFAULT_FILE_PREFIX;
-  if (filePrefix === '' || /[/\\\0]/.test(filePrefix) || filePrefix.startsWith('.')) {
-    invalid('file_prefix', 'must be non-empty, must not start with "." and must not contain "/", "\\" or NUL');
+  if (filePrefix === '' || filePrefix.length > 100 || /[/\\\u0000-\u001f\u007f]/.test(filePrefix) || filePrefix.startsWith('.')) {
+    invalid('file_prefix', 'must be 1-100 characters, must not start with "." and must not contain "/", "\\" or control characters');
   }
   const pathPrefix = base['path_prefix'] as string | undefined;
   if (pathPrefix === undefined || pathPrefix === '') missing('path_prefix', '');
@@ -185,7 +189,7 @@ export function buildConfig(name: string, f: FieldData, existing: SnapshotConfig
 }
 
 function checkPathPrefix(type: StorageType, prefix: string): void {
-  if (prefix.includes('\0')) invalid('path_prefix', 'must not contain NUL');
+  if (prefix.length > 512 || /[\u0000-\u001f\u007f]/.test(prefix)) invalid('path_prefix', 'must be at most 512 characters, without control characters');
   if (type === 'local' && !isAbsolute(prefix)) {
     invalid('path_prefix', 'for storage_type local, must be an absolute directory path');
   }
@@ -227,12 +231,17 @@ function checkTypeFields(c: SnapshotConfig): void {
         invalid('cloud2_container_name', 'must be 3-63 lowercase letters, digits and single hyphens, starting and ending with a letter or digit');
       }
       requireText(c.cloud2_account_name, 'cloud2_account_name', c.storage_type);
+      if (!/^[a-z0-9]{3,24}$/.test(c.cloud2_account_name)) invalid('cloud2_account_name', 'must be 3-24 lowercase letters and digits');
       requireText(c.cloud2_account_key, 'cloud2_account_key', c.storage_type);
       if (!/^[A-Za-z0-9+/]+={0,2}$/.test(c.cloud2_account_key)) invalid('cloud2_account_key', 'must be the base64 account key');
       if (c.cloud2_blob_environment && !Object.hasOwn(CLOUD2_ENVIRONMENTS, c.cloud2_blob_environment)) {
         invalid('cloud2_blob_environment', `must be one of ${Object.keys(CLOUD2_ENVIRONMENTS).join(', ')}`);
       }
-      if (c.cloud2_endpoint) checkEndpoint('cloud2_endpoint', c.cloud2_endpoint, true, '');
+      if (c.cloud2_endpoint && c.cloud2_blob_environment) {
+        throw new BadRequestError('"cloud2_endpoint" and "cloud2_blob_environment" both say where the blob service is; give one');
+      }
+      // No flag turns TLS off for this type: plain http is for an emulator on this machine.
+      if (c.cloud2_endpoint) checkEndpoint('cloud2_endpoint', c.cloud2_endpoint, 'loopback', '');
       return;
     case 'cloud3-objstore':
       requireText(c.cloud3_bucket, 'cloud3_bucket', c.storage_type);
@@ -248,10 +257,11 @@ function requireText(value: string | undefined, field: string, type: StorageType
 }
 
 /**
- * An endpoint is a URL or a bare host[:port]. Plain http must be asked for with the type's
- * disable-TLS flag, so a typo cannot send credentials in the clear.
+ * An endpoint is a URL or a bare host[:port], with nothing that could carry a credential (user
+ * info, query, fragment): it is shown in reads and status. Plain http must be asked for with
+ * the type's disable-TLS flag, so a typo cannot send credentials in the clear.
  */
-function checkEndpoint(field: string, endpoint: string, plainAllowed: boolean, tlsFlag: string): void {
+function checkEndpoint(field: string, endpoint: string, plain: boolean | 'loopback', tlsFlag: string): void {
   let url: URL;
   try {
     url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(endpoint) ? endpoint : `https://${endpoint}`);
@@ -259,7 +269,15 @@ function checkEndpoint(field: string, endpoint: string, plainAllowed: boolean, t
     invalid(field, 'must be a URL such as https://storage.example.com or a host[:port]');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') invalid(field, 'the scheme must be http or https');
-  if (url.protocol === 'http:' && !plainAllowed) invalid(field, `uses http; set ${tlsFlag} to true to allow that (testing only)`);
+  if (url.username || url.password || url.search || url.hash) invalid(field, 'must not hold user info, a query or a fragment');
+  if (url.protocol === 'http:') {
+    if (plain === 'loopback' && !isLoopback(url.hostname)) invalid(field, 'may use http only for a loopback address (an emulator); use https');
+    if (plain === false) invalid(field, `uses http; set ${tlsFlag} to true to allow that (testing only)`);
+  }
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '[::1]';
 }
 
 function checkServiceAccount(text: string): void {
@@ -273,6 +291,19 @@ function checkServiceAccount(text: string): void {
   if (!k || typeof k !== 'object' || typeof k['client_email'] !== 'string' || typeof k['private_key'] !== 'string') {
     invalid('cloud3_service_account_key', 'the JSON must hold "client_email" and "private_key"');
   }
+}
+
+/** Every credential a configuration holds, as text that could turn up in an error message. */
+export function secretsOf(config: SnapshotConfig): string[] {
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(config)) {
+    if (SECRET_FIELDS.has(k) && typeof v === 'string' && v.length >= 4) out.push(v);
+  }
+  if (config.storage_type === 'cloud3-objstore' && config.cloud3_service_account_key) {
+    const key = JSON.parse(config.cloud3_service_account_key) as Record<string, unknown>;
+    if (typeof key['private_key'] === 'string') out.push(key['private_key'], ...key['private_key'].split('\n').filter((l) => l.length >= 16));
+  }
+  return out;
 }
 
 /** The read view: interval in seconds, every field of the type, credentials left out. */

@@ -1,5 +1,6 @@
 export { buildConfig, CONFIG_FIELDS, DEFAULT_FILE_PREFIX, publicView, STORAGE_TYPES } from './config';
 export type { SnapshotConfig, StorageType } from './config';
+export { automatedSnapshots } from './extension';
 export { snapshotAutoPaths } from './paths';
 export { SnapshotScheduler, snapshotName } from './scheduler';
 export type { SchedulerOptions } from './scheduler';

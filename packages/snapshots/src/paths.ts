@@ -24,7 +24,7 @@ export function snapshotAutoPaths(scheduler: SnapshotScheduler): PathDefinition[
         },
         update: async (_req, f) => {
           const name = requireName(f.string('name'));
-          await scheduler.save(buildConfig(name, f, await scheduler.config(name)));
+          await scheduler.save(name, (existing) => buildConfig(name, f, existing));
           return null;
         },
         delete: async (_req, f) => {

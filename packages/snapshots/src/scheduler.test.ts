@@ -5,9 +5,14 @@ import { PassThrough, Readable } from 'node:stream';
 import { FakeClock, MemoryStorage, silentLogger } from '@strongroom/core';
 import type { SnapshotConfig } from './config';
 import { SnapshotScheduler, snapshotName } from './scheduler';
-import type { SnapshotStatus } from './status';
+import { freshStatus, type SnapshotStatus } from './status';
+import { openTarget } from './targets';
 
 const SIZE = 10_000;
+
+function save(s: SnapshotScheduler, config: SnapshotConfig): Promise<void> {
+  return s.save(config.name, () => config);
+}
 
 async function waitFor<T>(probe: () => Promise<T | null | undefined | false>, what: string, ms = 10_000): Promise<T> {
   const deadline = Date.now() + ms;
@@ -66,11 +71,17 @@ describe('SnapshotScheduler', () => {
   };
 
   /** Moves the clock and waits until the configuration has recorded `count` finished attempts in all. */
-  async function runsTo(s: SnapshotScheduler, name: string, ms: number, ended: number): Promise<SnapshotStatus> {
+  /**
+   * Moves the clock and waits until the configuration has finished an attempt that ended at or
+   * after `ended` (and, with `ok`, succeeded). Timers that async work sets meanwhile for "now"
+   * are fired as the wait goes on.
+   */
+  async function runsTo(s: SnapshotScheduler, name: string, ms: number, ended: number, ok = false): Promise<SnapshotStatus> {
     await clock.advance(ms);
     return waitFor(async () => {
+      await clock.advance(0);
       const st = await s.status(name);
-      return st && st.current === null && st.lastEnd >= ended ? st : null;
+      return st && st.current === null && st.lastEnd >= ended && (!ok || st.lastError === '') ? st : null;
     }, `${name} to finish an attempt`);
   }
 
@@ -78,7 +89,7 @@ describe('SnapshotScheduler', () => {
     const s = scheduler();
     await s.start();
     const t0 = clock.now();
-    await s.save(local('daily', { retain: 2 }));
+    await save(s, local('daily', { retain: 2 }));
     expect((await s.status('daily'))?.next).toBe(t0 + 60_000);
     await clock.advance(59_000);
     expect(files('daily')).toEqual([]);
@@ -97,7 +108,7 @@ describe('SnapshotScheduler', () => {
     const t0 = clock.now();
     // A file of someone else's with the same prefix counts too.
     const cfg = local('capped', { retain: 5, local_max_space: 3 * SIZE - 1 });
-    await s.save(cfg);
+    await save(s, cfg);
     await runsTo(s, 'capped', 60_000, t0 + 60_000);
     writeFileSync(join(dir, 'capped', 'service-snapshot-manual-copy'), Buffer.alloc(SIZE + 5));
     const before = files('capped');
@@ -109,7 +120,7 @@ describe('SnapshotScheduler', () => {
     expect(files('capped')).toEqual(before);
     expect(st.lastUrl).toBe(`file://${join(dir, 'capped', before[0] as string)}`);
 
-    await s.save({ ...cfg, local_max_space: 10 * SIZE } as SnapshotConfig);
+    await save(s, { ...cfg, local_max_space: 10 * SIZE } as SnapshotConfig);
     st = await runsTo(s, 'capped', 60_000, t0 + 240_000);
     expect(st).toMatchObject({ consecutiveErrors: 0, lastError: '' });
     expect(files('capped')).toHaveLength(3);
@@ -120,8 +131,8 @@ describe('SnapshotScheduler', () => {
     const s = scheduler();
     await s.start();
     const t0 = clock.now();
-    await s.save(local('broken', { path_prefix: join(dir, 'not-a-directory', 'snaps') }));
-    await s.save(local('fine'));
+    await save(s, local('broken', { path_prefix: join(dir, 'not-a-directory', 'snaps') }));
+    await save(s, local('fine'));
     await clock.advance(60_000);
     const broken = await waitFor(async () => (await s.status('broken'))?.lastError, 'the failure');
     expect(broken).toMatch(/ENOTDIR|not a directory/i);
@@ -134,7 +145,7 @@ describe('SnapshotScheduler', () => {
     const first = scheduler();
     await first.start();
     const t0 = clock.now();
-    await first.save(local('hourly'));
+    await save(first, local('hourly'));
     await runsTo(first, 'hourly', 60_000, t0 + 60_000);
     await first.stop();
 
@@ -167,7 +178,7 @@ describe('SnapshotScheduler', () => {
     });
     await stuck.start();
     const t0 = clock.now();
-    await stuck.save(local('cut'));
+    await save(stuck, local('cut'));
     await clock.advance(60_000);
     await waitFor(async () => hang !== null, 'the attempt to start');
     await stuck.stop();
@@ -176,7 +187,7 @@ describe('SnapshotScheduler', () => {
 
     const next = scheduler();
     await next.start();
-    const st = await runsTo(next, 'cut', 0, t0 + 60_000);
+    const st = await runsTo(next, 'cut', 0, t0 + 60_000, true);
     expect(sources).toBe(1);
     expect(st).toMatchObject({ consecutiveErrors: 0, lastError: '', next: t0 + 120_000 });
     expect(files('cut')).toHaveLength(1);
@@ -186,7 +197,7 @@ describe('SnapshotScheduler', () => {
     const s = scheduler();
     await s.start();
     const t0 = clock.now();
-    await s.save(local('landed'));
+    await save(s, local('landed'));
     await runsTo(s, 'landed', 60_000, t0 + 60_000);
     await s.stop();
     // As if the node stopped between the write and the status update.
@@ -212,7 +223,7 @@ describe('SnapshotScheduler', () => {
     const s = scheduler();
     await s.start();
     const t0 = clock.now();
-    await s.save(local('gone'));
+    await save(s, local('gone'));
     await runsTo(s, 'gone', 60_000, t0 + 60_000);
     await s.remove('gone');
     expect(await s.names()).toEqual([]);
@@ -224,8 +235,124 @@ describe('SnapshotScheduler', () => {
 
   it('does nothing while stopped (a standby)', async () => {
     const s = scheduler();
-    await s.save(local('idle'));
+    await save(s, local('idle'));
     await clock.advance(600_000);
     expect(sources).toBe(0);
   });
+
+  it('records a destination that cannot even be opened, once per interval', async () => {
+    const s = new SnapshotScheduler({
+      storage, clock, logger: silentLogger, source: async () => { sources++; return Readable.from([Buffer.alloc(1)]); },
+      openTarget: () => { throw new Error('no client for this'); },
+    });
+    schedulers.push(s);
+    await s.start();
+    const t0 = clock.now();
+    await storage.put('core/snapshot-auto/config/odd', Buffer.from(JSON.stringify(local('odd'))));
+    await storage.put('core/snapshot-auto/status/odd', Buffer.from(JSON.stringify({ ...(await freshStatusOf(t0 + 60_000)) })));
+    await s.stop();
+    await s.start();
+    const st = await runsTo(s, 'odd', 60_000, t0 + 60_000);
+    expect(st).toMatchObject({ consecutiveErrors: 1, lastError: 'no client for this', next: t0 + 120_000 });
+    await clock.advance(30_000);
+    expect((await s.status('odd'))?.consecutiveErrors).toBe(1);
+    expect(sources).toBe(0);
+  });
+
+  it('backs off when storage refuses to record an attempt, instead of retrying at once', async () => {
+    let refused = 0;
+    const flaky = new MemoryStorage();
+    const realPut = flaky.put.bind(flaky);
+    let refuse = false;
+    flaky.put = async (key, value) => {
+      if (refuse && key.startsWith('core/snapshot-auto/status/')) {
+        refused++;
+        throw new Error('not the leader');
+      }
+      return realPut(key, value);
+    };
+    storage = flaky;
+    const s = scheduler();
+    await s.start();
+    await save(s, local('refused'));
+    refuse = true;
+    await clock.advance(60_000 + 120_000);
+    // Due at 60 s, then retried after 5, 10, 20 and 40 s: five tries in two minutes.
+    expect(refused).toBeGreaterThanOrEqual(4);
+    expect(refused).toBeLessThanOrEqual(6);
+    expect(sources).toBe(0);
+    refuse = false;
+    await clock.advance(80_000);
+    await waitFor(async () => sources === 1, 'the attempt once storage takes it again');
+  });
+
+  it('closes the snapshot stream when the writer fails before reading it', async () => {
+    writeFileSync(join(dir, 'file'), 'x');
+    let stream: Readable | null = null;
+    const s = scheduler(async () => {
+      stream = Readable.from([Buffer.alloc(10)]);
+      return stream;
+    });
+    await s.start();
+    const t0 = clock.now();
+    await save(s, local('early', { path_prefix: join(dir, 'file') }));
+    const st = await runsTo(s, 'early', 60_000, t0 + 60_000);
+    expect(st.lastError).toMatch(/EEXIST|ENOTDIR|exists|not a directory/i);
+    expect((stream as Readable | null)?.destroyed).toBe(true);
+  });
+
+  it('does not run a configuration saved while its interrupted attempt is being settled until that is done', async () => {
+    const first = scheduler();
+    await first.start();
+    const t0 = clock.now();
+    await save(first, local('slow'));
+    await runsTo(first, 'slow', 60_000, t0 + 60_000);
+    await first.stop();
+    const status = (await first.status('slow')) as SnapshotStatus;
+    const file = snapshotName('service-snapshot', t0 + 120_000);
+    status.current = { start: t0 + 120_000, name: file, url: `file://${join(dir, 'slow', file)}` };
+    status.next = t0 + 180_000;
+    await storage.put('core/snapshot-auto/status/slow', Buffer.from(JSON.stringify(status)));
+    await clock.advance(70_000);
+
+    let release: () => void = () => {};
+    const listed = new Promise<void>((r) => { release = r; });
+    const second = new SnapshotScheduler({
+      storage, clock, logger: silentLogger,
+      source: async () => { sources++; return Readable.from([Buffer.alloc(SIZE)]); },
+      openTarget: (c) => {
+        const t = openTarget(c);
+        return { ...t, url: (n) => t.url(n), write: (...a) => t.write(...a), remove: (n) => t.remove(n), close: () => t.close(), list: async () => { await listed; return t.list(); } };
+      },
+    });
+    schedulers.push(second);
+    await second.start();
+    await save(second, { ...local('slow'), retain: 3 } as SnapshotConfig);
+    await clock.advance(1_000);
+    expect(sources).toBe(1);
+    release();
+    await waitFor(async () => (await second.status('slow'))?.lastError.startsWith('interrupted'), 'the attempt to be settled');
+    await clock.advance(0);
+    await waitFor(async () => sources === 2, 'the retaken snapshot');
+    await clock.advance(1_000);
+    expect(sources).toBe(2);
+  });
+
+  it('stops within a bounded time even when a destination never answers', async () => {
+    const status = { ...(await freshStatusOf(clock.now())), current: { start: clock.now(), name: 'x', url: 'file:///x' } };
+    await storage.put('core/snapshot-auto/config/hung', Buffer.from(JSON.stringify(local('hung'))));
+    await storage.put('core/snapshot-auto/status/hung', Buffer.from(JSON.stringify(status)));
+    const s = new SnapshotScheduler({
+      storage, clock, logger: silentLogger, source: async () => Readable.from([]),
+      openTarget: () => ({ url: () => 'file:///x', write: () => new Promise(() => {}), list: () => new Promise(() => {}), remove: async () => {}, close: () => {} }),
+    });
+    await s.start();
+    const began = Date.now();
+    await s.stop();
+    expect(Date.now() - began).toBeLessThan(15_000);
+  }, 20_000);
 });
+
+async function freshStatusOf(next: number): Promise<SnapshotStatus> {
+  return freshStatus(next);
+}

@@ -1,14 +1,18 @@
 import type { Readable } from 'node:stream';
-import { getJson, KeyedMutex, putJson, type Clock, type LogicalStorage, type Logger, type TimerHandle } from '@strongroom/core';
-import { SECRET_FIELDS, type SnapshotConfig } from './config';
+import { BadRequestError, getJson, KeyedMutex, putJson, type Clock, type LogicalStorage, type Logger, type TimerHandle } from '@strongroom/core';
+import { secretsOf, type SnapshotConfig } from './config';
 import { freshStatus, type SnapshotStatus } from './status';
 import { openTarget as defaultOpenTarget } from './targets';
 import type { SnapshotTarget, StoredSnapshot } from './targets/target';
 
 const CONFIG_PREFIX = 'core/snapshot-auto/config/';
 const STATUS_PREFIX = 'core/snapshot-auto/status/';
-/** How long stopping waits for aborted attempts to unwind. */
+/** How long stopping, or deleting a configuration, waits for aborted work to unwind. */
 const STOP_WAIT_MS = 5_000;
+/** How long settling an interrupted attempt may wait for its destination's listing. */
+const RECOVER_WAIT_MS = 30_000;
+/** Retrying an attempt that could not even be recorded: first after this, doubling up to the interval. */
+const RETRY_FIRST_MS = 5_000;
 
 export interface SchedulerOptions {
   /** The barrier: configurations hold credentials. */
@@ -24,6 +28,8 @@ interface Job {
   timer: TimerHandle | null;
   run: Promise<void> | null;
   abort: AbortController | null;
+  /** Attempts in a row that failed before they could be recorded (storage refused the write). */
+  unrecorded: number;
 }
 
 /** `{file_prefix}-{Unix ns}.snap`, the names Vault gives its automated snapshots. */
@@ -35,6 +41,18 @@ function snapshotStamp(filePrefix: string, name: string): bigint | null {
   if (!name.startsWith(`${filePrefix}-`)) return null;
   const m = /^(\d+)\.snap$/.exec(name.slice(filePrefix.length + 1));
   return m ? BigInt(m[1] as string) : null;
+}
+
+/** Resolves after `ms`, or when `work` settles, whichever is first. */
+async function atMost(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work.then(() => undefined, () => undefined), new Promise<void>((r) => { timer = setTimeout(r, ms); })]);
+  clearTimeout(timer);
+}
+
+/** The destination a configuration writes to, to tell two configurations that would share files. */
+function destinationOf(target: SnapshotTarget): string {
+  return target.url('');
 }
 
 /**
@@ -55,6 +73,8 @@ export class SnapshotScheduler {
   private readonly lock = new KeyedMutex();
   private active = false;
   private starting: Promise<void> = Promise.resolve();
+  /** Configurations whose interrupted attempt is still being settled: not armed until it is. */
+  private readonly recovering = new Set<string>();
 
   constructor(options: SchedulerOptions) {
     this.storage = options.storage;
@@ -67,33 +87,39 @@ export class SnapshotScheduler {
   /** Returns at once: settling interrupted attempts may wait on a slow destination. */
   async start(): Promise<void> {
     this.active = true;
-    this.starting = this.resume().catch((err: unknown) => this.logger.error('automated snapshots: loading the schedules failed', { err }));
+    this.starting = this.resume().catch((err: unknown) => this.logger.error('automated snapshots: loading the schedules failed', { error: String(err) }));
   }
 
+  /** Settles every configuration at once, so one slow destination holds up only its own. */
   private async resume(): Promise<void> {
-    for (const name of await this.names()) {
-      if (!this.active) return;
-      await this.recover(name).catch((err: unknown) => this.logger.error('automated snapshot: settling an interrupted attempt failed', { config: name, err }));
-      this.arm(name);
-    }
+    const names = await this.names();
+    for (const name of names) this.recovering.add(name);
+    await Promise.all(names.map(async (name) => {
+      try {
+        if (this.active) await this.recover(name);
+      } catch (err) {
+        this.logger.error('automated snapshot: settling an interrupted attempt failed', { config: name, error: String(err) });
+      } finally {
+        this.recovering.delete(name);
+        this.arm(name);
+      }
+    }));
   }
 
   /** Stops timers and aborts attempts in progress; their status stays "running" for the next active node. */
   async stop(): Promise<void> {
     this.active = false;
-    await this.starting;
-    const runs: Promise<void>[] = [];
+    const work: Promise<unknown>[] = [this.starting];
     for (const job of this.jobs.values()) {
       job.timer?.cancel();
       job.abort?.abort();
-      if (job.run) runs.push(job.run);
+      if (job.run) work.push(job.run);
     }
     // A write that ignores its abort (a hung connection) must not keep the node from stepping
     // down: its attempt stays marked as running, and the next active node settles it.
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.allSettled(runs), new Promise((r) => { timer = setTimeout(r, STOP_WAIT_MS); })]);
-    clearTimeout(timer);
+    await atMost(Promise.allSettled(work), STOP_WAIT_MS);
     this.jobs.clear();
+    this.recovering.clear();
   }
 
   names(): Promise<string[]> {
@@ -108,29 +134,57 @@ export class SnapshotScheduler {
     return getJson<SnapshotStatus>(this.storage, STATUS_PREFIX + name);
   }
 
-  /** Stores a configuration; a new one is first due one interval from now, a shorter interval brings the next start forward. */
-  async save(config: SnapshotConfig): Promise<void> {
-    await this.lock.run(config.name, async () => {
+  /**
+   * Creates or updates a configuration: `build` gets the stored one (or null) and returns the
+   * new one, under the configuration's lock, so concurrent updates and deletes do not interleave.
+   * A new configuration is first due one interval from now; a shorter interval brings the next
+   * start forward.
+   */
+  async save(name: string, build: (existing: SnapshotConfig | null) => SnapshotConfig): Promise<void> {
+    await this.lock.run(name, async () => {
+      const config = build(await this.config(name));
+      await this.refuseSharedDestination(config);
       const now = this.clock.now();
       const due = now + config.interval * 1000;
-      const status = (await this.status(config.name)) ?? freshStatus(due);
+      const status = (await this.status(name)) ?? freshStatus(due);
       status.next = Math.min(status.next, due);
       await this.storage.txn([
-        { type: 'put', key: CONFIG_PREFIX + config.name, value: Buffer.from(JSON.stringify(config)) },
-        { type: 'put', key: STATUS_PREFIX + config.name, value: Buffer.from(JSON.stringify(status)) },
+        { type: 'put', key: CONFIG_PREFIX + name, value: Buffer.from(JSON.stringify(config)) },
+        { type: 'put', key: STATUS_PREFIX + name, value: Buffer.from(JSON.stringify(status)) },
       ]);
     });
-    if (this.active) this.arm(config.name);
+    this.arm(name);
+  }
+
+  /** Two configurations writing the same files would delete each other's snapshots through `retain`. */
+  private async refuseSharedDestination(config: SnapshotConfig): Promise<void> {
+    let own: SnapshotTarget;
+    try {
+      own = this.openTarget(config);
+    } catch (err) {
+      throw new BadRequestError(`the configuration cannot be used: ${describe(err, config)}`);
+    }
+    const mine = destinationOf(own);
+    own.close();
+    for (const other of await this.names()) {
+      if (other === config.name) continue;
+      const c = await this.config(other);
+      if (!c || c.file_prefix !== config.file_prefix) continue;
+      const target = this.openTarget(c);
+      const same = destinationOf(target) === mine;
+      target.close();
+      if (same) throw new BadRequestError(`configuration "${other}" already writes snapshots with file_prefix "${config.file_prefix}" to the same place; use another path_prefix or file_prefix`);
+    }
   }
 
   /** Deletes a configuration and its status; snapshots already written stay where they are. */
   async remove(name: string): Promise<void> {
     const job = this.jobs.get(name);
     if (job) {
+      this.jobs.delete(name);
       job.timer?.cancel();
       job.abort?.abort();
-      await job.run;
-      this.jobs.delete(name);
+      if (job.run) await atMost(job.run, STOP_WAIT_MS);
     }
     await this.lock.run(name, () => this.storage.txn([
       { type: 'delete', key: CONFIG_PREFIX + name },
@@ -139,34 +193,44 @@ export class SnapshotScheduler {
   }
 
   /** Sets the timer for the configuration's next start, unless an attempt is running (it re-arms when done). */
-  private arm(name: string): void {
-    if (!this.active) return;
+  private arm(name: string, retryInMs?: number): void {
+    if (!this.active || this.recovering.has(name)) return;
     let job = this.jobs.get(name);
     if (!job) {
-      job = { timer: null, run: null, abort: null };
+      job = { timer: null, run: null, abort: null, unrecorded: 0 };
       this.jobs.set(name, job);
     }
     if (job.run) return;
     job.timer?.cancel();
+    job.timer = null;
     const current = job;
     void this.status(name).then((status) => {
       if (!status || !this.active || current.run || this.jobs.get(name) !== current) return;
       current.timer?.cancel();
-      current.timer = this.clock.setTimer(status.next - this.clock.now(), () => this.fire(name, current));
-    }).catch((err: unknown) => this.logger.error('automated snapshot: reading the schedule failed', { config: name, err }));
+      const due = Math.max(status.next, retryInMs === undefined ? 0 : this.clock.now() + retryInMs);
+      current.timer = this.clock.setTimer(due - this.clock.now(), () => this.fire(name, current));
+    }).catch((err: unknown) => this.logger.error('automated snapshot: reading the schedule failed', { config: name, error: String(err) }));
   }
 
   private fire(name: string, job: Job): void {
     job.timer = null;
-    if (!this.active || this.jobs.get(name) !== job) return;
+    if (!this.active || job.run || this.jobs.get(name) !== job) return;
     const abort = new AbortController();
     job.abort = abort;
+    let retryInMs: number | undefined;
     job.run = this.attempt(name, abort.signal)
-      .catch((err: unknown) => this.logger.error('automated snapshot: attempt failed', { config: name, err }))
+      .then(() => { job.unrecorded = 0; })
+      .catch((err: unknown) => {
+        // Storage refused the attempt's record (this node is stepping down, say): try again
+        // later rather than at once, since `next` was not moved on.
+        job.unrecorded++;
+        retryInMs = RETRY_FIRST_MS * 2 ** Math.min(job.unrecorded - 1, 10);
+        this.logger.error('automated snapshot: could not record the attempt', { config: name, error: String(err) });
+      })
       .finally(() => {
         job.run = null;
         job.abort = null;
-        if (this.active && this.jobs.get(name) === job) this.arm(name);
+        if (this.jobs.get(name) === job) this.arm(name, retryInMs);
       });
   }
 
@@ -176,30 +240,43 @@ export class SnapshotScheduler {
       const [config, status] = await Promise.all([this.config(name), this.status(name)]);
       const now = this.clock.now();
       if (!config || !status || status.next > now || signal.aborted) return null;
-      const target = this.openTarget(config);
       const file = snapshotName(config.file_prefix, now);
-      status.current = { start: now, name: file, url: target.url(file) };
+      let target: SnapshotTarget | null = null;
+      let failure = '';
+      try {
+        target = this.openTarget(config);
+      } catch (err) {
+        failure = describe(err, config);
+      }
+      status.current = { start: now, name: file, url: target?.url(file) ?? '' };
       const next = status.next + config.interval * 1000;
       status.next = next > now ? next : now + config.interval * 1000;
       await putJson(this.storage, STATUS_PREFIX + name, status);
-      return { config, target, file };
+      return { config, target, file, failure };
     });
     if (!begun) return;
     const { config, target, file } = begun;
     let size = 0;
-    let error = '';
-    try {
-      size = await target.write(file, await this.source(), signal);
-      error = await this.applyRetention(config, target);
-    } catch (err) {
-      error = describe(err, config);
-    } finally {
-      target.close();
+    let error = begun.failure;
+    if (target) {
+      let data: Readable | null = null;
+      try {
+        data = await this.source();
+        size = await target.write(file, data, signal);
+        error = await this.applyRetention(config, target);
+      } catch (err) {
+        error = describe(err, config);
+      } finally {
+        // A writer that failed before reading leaves the stream, and the file behind it, open.
+        data?.destroy();
+        target.close();
+      }
     }
     if (signal.aborted) return;
+    const url = target?.url(file) ?? '';
     if (error) this.logger.warn('automated snapshot failed', { config: name, error });
-    else this.logger.info('automated snapshot written', { config: name, url: target.url(file), bytes: size });
-    await this.finish(name, { url: target.url(file), size, error });
+    else this.logger.info('automated snapshot written', { config: name, url, bytes: size });
+    await this.finish(name, { url, size, error });
   }
 
   /** Records an attempt's outcome, unless the configuration was deleted meanwhile. */
@@ -239,14 +316,20 @@ export class SnapshotScheduler {
     const [config, status] = await Promise.all([this.config(name), this.status(name)]);
     const current = status?.current;
     if (!config || !status || !current) return;
-    const target = this.openTarget(config);
     let written: StoredSnapshot | undefined;
+    let target: SnapshotTarget | null = null;
     try {
-      written = (await target.list()).find((s) => s.name === current.name);
+      target = this.openTarget(config);
+      // The configuration may have moved since: only its old destination can say.
+      if (target.url(current.name) === current.url) {
+        let listing: StoredSnapshot[] | null = null;
+        await atMost(target.list().then((l) => { listing = l; }), RECOVER_WAIT_MS);
+        written = (listing as StoredSnapshot[] | null)?.find((s) => s.name === current.name);
+      }
     } catch {
-      // The destination cannot say: run the snapshot again rather than risk skipping it.
+      // The destination cannot say: take the snapshot again rather than risk skipping it.
     } finally {
-      target.close();
+      target?.close();
     }
     if (written) {
       await this.finish(name, { url: current.url, size: written.size, error: '' });
@@ -262,11 +345,9 @@ export class SnapshotScheduler {
   }
 }
 
-/** An error as the status shows it: never with a credential in it. */
+/** An error as the status and the log show it: never with a credential in it. */
 function describe(err: unknown, config: SnapshotConfig): string {
   let text = err instanceof Error ? err.message || err.name : String(err);
-  for (const [k, v] of Object.entries(config)) {
-    if (SECRET_FIELDS.has(k) && typeof v === 'string' && v.length >= 4) text = text.split(v).join('[redacted]');
-  }
+  for (const secret of secretsOf(config)) text = text.split(secret).join('[redacted]');
   return text;
 }

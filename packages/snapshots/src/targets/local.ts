@@ -1,6 +1,6 @@
 import { createWriteStream } from 'node:fs';
 import { mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { pathToFileURL } from 'node:url';
@@ -15,7 +15,11 @@ export class NotEnoughSpaceError extends Error {}
  * `local_max_space` caps every file starting with the file prefix, the new one included.
  */
 export class LocalTarget implements SnapshotTarget {
-  constructor(private readonly dir: string, private readonly filePrefix: string, private readonly settings: LocalSettings) {}
+  private readonly dir: string;
+
+  constructor(dir: string, private readonly filePrefix: string, private readonly settings: LocalSettings) {
+    this.dir = resolve(dir);
+  }
 
   url(name: string): string {
     return pathToFileURL(join(this.dir, name)).href;
@@ -39,13 +43,13 @@ export class LocalTarget implements SnapshotTarget {
     const counter = new ByteCounter(left, tooBig);
     try {
       await pipeline(data, counter, createWriteStream(temp, { flags: 'wx', mode: 0o600, highWaterMark: STREAM_BUFFER_BYTES }), { signal });
-      await syncFile(temp);
+      await syncPath(temp);
       await rename(temp, join(this.dir, name));
     } catch (err) {
       await unlink(temp).catch(() => undefined);
       throw err;
     }
-    await syncDir(this.dir);
+    await syncPath(this.dir);
     return counter.bytes;
   }
 
@@ -82,18 +86,9 @@ export class LocalTarget implements SnapshotTarget {
   close(): void {}
 }
 
-async function syncFile(path: string): Promise<void> {
-  const handle = await open(path, 'r+');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-/** Makes a rename durable: the directory entry is on disk once this returns. */
-async function syncDir(dir: string): Promise<void> {
-  const handle = await open(dir, 'r');
+/** fsync of a file, or of a directory to make a rename in it durable. */
+async function syncPath(path: string): Promise<void> {
+  const handle = await open(path, 'r');
   try {
     await handle.sync();
   } finally {
