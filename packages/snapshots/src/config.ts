@@ -308,8 +308,10 @@ export function secretsOf(config: SnapshotConfig): string[] {
 
 /** The read view: interval in seconds, every field of the type, credentials left out. */
 export function publicView(config: SnapshotConfig): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  const { interval, retain, path_prefix, file_prefix, storage_type } = config;
+  const out: Record<string, unknown> = { interval, retain, path_prefix, file_prefix, storage_type };
   for (const [k, v] of Object.entries(config)) {
+    if (k in out) continue;
     if (k === 'name' || SECRET_FIELDS.has(k)) continue;
     out[k] = v;
   }
