@@ -12,7 +12,7 @@ const path = require('node:path');
 const { measureLoad, clientName } = require('./load');
 const { fsyncRate, levelSyncedBatchRate } = require('./disk');
 const { findEtcd, startEtcd, etcdPutLoad } = require('./etcd');
-const { row, ratio } = require('./report');
+const { row, ratio, median } = require('./report');
 const { startCpuSample } = require('./cpu-usage');
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -68,12 +68,6 @@ async function measure(load, concurrency, seconds, processes = []) {
 function cpuLine(result) {
   if (result.cpu) console.log(`  CPU us per write by thread: ${result.cpu}`);
 }
-
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 
 /** The round whose rate is the median one: its rate, p50 and p99 are reported together. */
 function medianRound(results) {

@@ -18,4 +18,11 @@ function line(label, text) {
   console.log(`${label.padEnd(44)} ${text}`);
 }
 
-module.exports = { row, ratio, line };
+/** The middle value (the mean of the two middle ones for an even count). */
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+module.exports = { row, ratio, line, median };

@@ -13,7 +13,7 @@ const { execFile } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
 const { runLoad } = require('./load');
 const { sequentialWriteRate } = require('./disk');
-const { line, ratio } = require('./report');
+const { line, ratio, median } = require('./report');
 const { startProcess, stopProcess } = require('./process');
 
 const TOKEN = 'bench-root';
@@ -35,11 +35,6 @@ const progress = (msg) => process.stderr.write(`[snapshot] ${msg}\n`);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const fmt = (n, digits = 1) => n.toFixed(digits);
 const count = (n) => n.toLocaleString('en-US');
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 
 /** The server's API, with the root token. Throws on an unexpected status. */
 function apiClient(base) {
