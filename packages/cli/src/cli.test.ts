@@ -67,13 +67,15 @@ describe('the strongroom command', () => {
 
   it('runs a configured server through init, unseal, write, read and list, and stops on SIGTERM', async () => {
     const port = await freePort();
+    // A port of its own for the cluster too: the default, the API port plus one, may be taken.
+    const clusterPort = await freePort();
     const file = join(dir, 'server.hcl');
-    writeFileSync(file, `storage "raft" {\n  path = "${join(dir, 'data')}"\n  node_id = "n1"\n}\nlistener "tcp" {\n  address = "127.0.0.1:${port}"\n  tls_disable = true\n}\n`);
+    writeFileSync(file, `storage "raft" {\n  path = "${join(dir, 'data')}"\n  node_id = "n1"\n}\nlistener "tcp" {\n  address = "127.0.0.1:${port}"\n  cluster_address = "127.0.0.1:${clusterPort}"\n  tls_disable = true\n}\n`);
     const { proc } = await start(['server', '-config', file], /not initialized/);
     const env = { STRONGROOM_ADDR: `http://127.0.0.1:${port}` };
     try {
       const init = run(['operator', 'init', '-key-shares=3', '-key-threshold=2'], env);
-      expect(init.code).toBe(0);
+      expect({ code: init.code, err: init.err }).toEqual({ code: 0, err: '' });
       const keys = [...init.out.matchAll(/Unseal Key \d: (\S+)/g)].map((m) => m[1] as string);
       const token = /Initial Root Token: (\S+)/.exec(init.out)?.[1] as string;
       expect(keys).toHaveLength(3);
