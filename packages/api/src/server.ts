@@ -11,7 +11,7 @@ import { automatedSnapshots } from '@strongroom/snapshots';
 import { createApp } from './app';
 import { ClusterNode } from './cluster/cluster-node';
 import { RAFT_LOCAL_PATHS, raftPaths } from './cluster/raft-paths';
-import type { ListenerConfig, ServerConfig } from './config';
+import { ConfigError, type ListenerConfig, type ServerConfig } from './config';
 import { attachHttpServer } from './http/list-server';
 import { batchRequests } from './http/request-batch';
 
@@ -98,6 +98,7 @@ export async function startServer(config: ServerConfig, options: { logger?: Logg
       listening.push(l);
       addresses.push(l.url);
     }
+    await requireFreeClusterPort(config, first);
     await cluster.start(addresses[0] as string);
     started = true;
     markStarted();
@@ -133,4 +134,24 @@ export async function startServer(config: ServerConfig, options: { logger?: Logg
     }
   };
   return { core, cluster, addresses, close, waitActive };
+}
+
+/**
+ * A new node binds its cluster port only at init or join, so a port already taken (by default
+ * it is the API port plus one) would surface then as a failed request. Checked at start instead,
+ * where it is a configuration error the operator can act on.
+ */
+async function requireFreeClusterPort(config: ServerConfig, listener: ListenerConfig): Promise<void> {
+  const { host, port } = listener.clusterAddress;
+  if (port === 0) return;
+  await new Promise<void>((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', (err: NodeJS.ErrnoException) => {
+      const rule = err.code === 'EADDRINUSE'
+        ? `${host}:${port} is in use by another process; free it or set cluster_address to another port`
+        : `${host}:${port} cannot be listened on: ${err.message}`;
+      reject(new ConfigError(config.sourceFile, 'listener.tcp[0].cluster_address', rule));
+    });
+    probe.listen(port, host, () => probe.close(() => resolve()));
+  });
 }

@@ -65,6 +65,22 @@ describe('the strongroom command', () => {
     expect(r.err).toContain('listener.tcp[0].address');
   });
 
+  it('refuses to start when the cluster port is taken, naming cluster_address, instead of failing init later', async () => {
+    const port = await freePort();
+    const blocker = net.createServer();
+    const clusterPort = await new Promise<number>((ok) => blocker.listen(0, '127.0.0.1', () => ok((blocker.address() as net.AddressInfo).port)));
+    try {
+      const file = join(dir, 'busy.hcl');
+      writeFileSync(file, `storage "raft" {\n  path = "${join(dir, 'data')}"\n  node_id = "n1"\n}\nlistener "tcp" {\n  address = "127.0.0.1:${port}"\n  cluster_address = "127.0.0.1:${clusterPort}"\n  tls_disable = true\n}\n`);
+      const r = run(['server', '--config', file]);
+      expect(r.code).toBe(1);
+      expect(r.err).toContain('listener.tcp[0].cluster_address');
+      expect(r.err).toContain(`127.0.0.1:${clusterPort} is in use`);
+    } finally {
+      blocker.close();
+    }
+  });
+
   it('runs a configured server through init, unseal, write, read and list, and stops on SIGTERM', async () => {
     const port = await freePort();
     // A port of its own for the cluster too: the default, the API port plus one, may be taken.
