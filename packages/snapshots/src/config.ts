@@ -264,7 +264,7 @@ function requireText(value: string | undefined, field: string, type: StorageType
 function checkEndpoint(field: string, endpoint: string, plain: boolean | 'loopback', tlsFlag: string): void {
   let url: URL;
   try {
-    url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(endpoint) ? endpoint : `https://${endpoint}`);
+    url = new URL(endpointUrl(endpoint, false));
   } catch {
     invalid(field, 'must be a URL such as https://storage.example.com or a host[:port]');
   }

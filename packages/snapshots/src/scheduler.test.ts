@@ -249,7 +249,7 @@ describe('SnapshotScheduler', () => {
     await s.start();
     const t0 = clock.now();
     await storage.put('core/snapshot-auto/config/odd', Buffer.from(JSON.stringify(local('odd'))));
-    await storage.put('core/snapshot-auto/status/odd', Buffer.from(JSON.stringify({ ...(await freshStatusOf(t0 + 60_000)) })));
+    await storage.put('core/snapshot-auto/status/odd', Buffer.from(JSON.stringify(freshStatus(t0 + 60_000))));
     await s.stop();
     await s.start();
     const st = await runsTo(s, 'odd', 60_000, t0 + 60_000);
@@ -339,7 +339,7 @@ describe('SnapshotScheduler', () => {
   });
 
   it('stops within a bounded time even when a destination never answers', async () => {
-    const status = { ...(await freshStatusOf(clock.now())), current: { start: clock.now(), name: 'x', url: 'file:///x' } };
+    const status = { ...freshStatus(clock.now()), current: { start: clock.now(), name: 'x', url: 'file:///x' } };
     await storage.put('core/snapshot-auto/config/hung', Buffer.from(JSON.stringify(local('hung'))));
     await storage.put('core/snapshot-auto/status/hung', Buffer.from(JSON.stringify(status)));
     const s = new SnapshotScheduler({
@@ -352,7 +352,3 @@ describe('SnapshotScheduler', () => {
     expect(Date.now() - began).toBeLessThan(15_000);
   }, 20_000);
 });
-
-async function freshStatusOf(next: number): Promise<SnapshotStatus> {
-  return freshStatus(next);
-}

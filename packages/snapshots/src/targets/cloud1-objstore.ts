@@ -2,7 +2,7 @@ import { DeleteObjectCommand, ListObjectsV2Command, S3Client, type PutObjectComm
 import { Upload } from '@aws-sdk/lib-storage';
 import type { Readable } from 'node:stream';
 import { endpointUrl, type Cloud1Settings } from '../config';
-import { ByteCounter, objectKey, type SnapshotTarget, type StoredSnapshot } from './target';
+import { counted, objectKey, type SnapshotTarget, type StoredSnapshot } from './target';
 
 /** Multipart parts of 8 MiB, two in flight: memory stays bounded whatever the snapshot's size. */
 const PART_SIZE = 8 * 1024 * 1024;
@@ -43,9 +43,7 @@ export class Cloud1ObjstoreTarget implements SnapshotTarget {
   }
 
   async write(name: string, data: Readable, signal: AbortSignal): Promise<number> {
-    const counter = new ByteCounter();
-    data.on('error', (err) => counter.destroy(err));
-    data.pipe(counter);
+    const counter = counted(data);
     const params: PutObjectCommandInput = {
       Bucket: this.s.cloud1_objstore_bucket, Key: objectKey(this.prefix, name), Body: counter,
       ContentType: 'application/octet-stream',

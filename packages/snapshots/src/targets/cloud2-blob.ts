@@ -1,7 +1,7 @@
 import { BlobServiceClient, StorageSharedKeyCredential, type ContainerClient } from '@azure/storage-blob';
 import type { Readable } from 'node:stream';
 import { CLOUD2_ENVIRONMENTS, endpointUrl, type Cloud2Settings } from '../config';
-import { ByteCounter, objectKey, type SnapshotTarget, type StoredSnapshot } from './target';
+import { counted, objectKey, type SnapshotTarget, type StoredSnapshot } from './target';
 
 /** Blocks of 4 MiB, two in flight: memory stays bounded whatever the snapshot's size. */
 const BLOCK_SIZE = 4 * 1024 * 1024;
@@ -29,9 +29,7 @@ export class Cloud2BlobTarget implements SnapshotTarget {
   }
 
   async write(name: string, data: Readable, signal: AbortSignal): Promise<number> {
-    const counter = new ByteCounter();
-    data.on('error', (err) => counter.destroy(err));
-    data.pipe(counter);
+    const counter = counted(data);
     try {
       await this.container.getBlockBlobClient(objectKey(this.prefix, name)).uploadStream(counter, BLOCK_SIZE, CONCURRENCY, {
         abortSignal: signal, blobHTTPHeaders: { blobContentType: 'application/octet-stream' },

@@ -41,6 +41,13 @@ export class ByteCounter extends Transform {
   }
 }
 
+/** `data` through a counter, for SDKs that take a stream: a failing source fails the counter too. */
+export function counted(data: Readable): ByteCounter {
+  const counter = new ByteCounter();
+  data.on('error', (err) => counter.destroy(err));
+  return data.pipe(counter);
+}
+
 /** An object key: the prefix (a "directory", "/" added when missing) and the name. */
 export function objectKey(prefix: string, name: string): string {
   const dir = prefix.replace(/^\/+/, '');
