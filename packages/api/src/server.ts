@@ -7,6 +7,7 @@ import { kvEngine } from '@strongroom/engine-kv';
 import { transitEngine } from '@strongroom/engine-transit';
 import { cloud1AuthEngine } from '@strongroom/engine-cloud1-auth';
 import { cloud1SecretsEngine } from '@strongroom/engine-cloud1-secrets';
+import { makeDir } from '@strongroom/raft';
 import { automatedSnapshots } from '@strongroom/snapshots';
 import { createApp } from './app';
 import { ClusterNode } from './cluster/cluster-node';
@@ -59,8 +60,18 @@ function startListener(cfg: ListenerConfig, onRequest: http.RequestListener): Pr
   });
 }
 
+export interface StartOptions {
+  logger?: Logger;
+  /**
+   * Runs once storage and the cluster are up, before any request is served: requests that
+   * arrive meanwhile wait, so nothing sees a half-prepared server (dev mode mounts `secret/`
+   * here). A failure closes the server and rejects the start.
+   */
+  prepare?: (server: RunningServer) => Promise<void>;
+}
+
 /** Builds the core on its cluster membership and serves it on every configured listener. */
-export async function startServer(config: ServerConfig, options: { logger?: Logger } = {}): Promise<RunningServer> {
+export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<RunningServer> {
   const logger = options.logger ?? createLogger({ name: 'strongroom' });
   const first = config.listeners[0] as ListenerConfig;
   const tickMs = Number(process.env['STRONGROOM_RAFT_TICK_MS'] ?? '') || undefined;
@@ -99,9 +110,8 @@ export async function startServer(config: ServerConfig, options: { logger?: Logg
       addresses.push(l.url);
     }
     await requireFreeClusterPort(config, first);
+    await createStorageDir(config);
     await cluster.start(addresses[0] as string);
-    started = true;
-    markStarted();
   } catch (err) {
     for (const l of listening) l.listener.close();
     await cluster.close();
@@ -133,7 +143,37 @@ export async function startServer(config: ServerConfig, options: { logger?: Logg
       await new Promise((r) => setTimeout(r, 10));
     }
   };
-  return { core, cluster, addresses, close, waitActive };
+  const running: RunningServer = { core, cluster, addresses, close, waitActive };
+  if (options.prepare) {
+    try {
+      await options.prepare(running);
+    } catch (err) {
+      await close(0);
+      throw err;
+    }
+  }
+  started = true;
+  markStarted();
+  return running;
+}
+
+/**
+ * Creates the storage directory up front, so that a path that cannot be made is a configuration
+ * error naming the field, not a failure deep inside the Raft node.
+ */
+async function createStorageDir(config: ServerConfig): Promise<void> {
+  const dir = config.storage.path;
+  try {
+    await makeDir(dir, 0o700);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    const why = e.code === 'ENOTDIR' ? 'a part of it is not a directory'
+      : e.code === 'EACCES' || e.code === 'EPERM' ? 'permission denied'
+        : e.code === 'EROFS' ? 'the file system is read-only'
+          : e.code === 'ENOENT' ? 'its parent directory does not allow new entries'
+            : e.code ?? e.message;
+    throw new ConfigError(config.sourceFile, 'storage.raft.path', `"${dir}" cannot be created: ${why}`);
+  }
 }
 
 /**

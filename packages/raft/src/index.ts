@@ -13,6 +13,7 @@ export { encodeTxn } from './node/command';
 export type { Check } from './node/command';
 export { NodeClosedError, NodeRemovedError, OutcomeUnknownError, RaftTimeoutError, SnapshotRestoreError } from './node/errors';
 export { snapshotValue } from './node/snapshot-value';
+export { makeDir } from './node/make-dir';
 export { MemoryNetwork, MemoryTransport } from './node/memory-transport';
 export type { Transport, TransportHandlers } from './transport/transport';
 export { GrpcTransport } from './transport/grpc-transport';

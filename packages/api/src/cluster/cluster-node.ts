@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
-import { mkdir, open as openFile, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { open as openFile, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import * as net from 'node:net';
@@ -11,7 +11,7 @@ import {
   BadRequestError, ConflictError, openWithRootKey, SealedError, StandbyError, systemClock,
   type Clock, type Core, type HaHooks, type LeaderInfo, type Logger, type SealConfig, type TimerHandle,
 } from '@strongroom/core';
-import { createClusterTls, GrpcTransport, RaftNode, RaftStorage, snapshotValue, type ClusterTls, type RaftNodeOptions } from '@strongroom/raft';
+import { createClusterTls, GrpcTransport, makeDir, RaftNode, RaftStorage, snapshotValue, type ClusterTls, type RaftNodeOptions } from '@strongroom/raft';
 import { AdvertTransport, decodeAdvert, encodeAdvert, hostPortOf, type Advert } from './advert';
 import { ForwardingAuth } from './forwarding';
 import type { AutopilotServer, AutopilotState, ClusterControl, PeerView } from './raft-paths';
@@ -96,7 +96,7 @@ export class ClusterNode implements ClusterControl {
    */
   async start(apiAddr: string): Promise<void> {
     this.options = { apiAddr, ...this.options };
-    await mkdir(this.options.dir, { recursive: true, mode: 0o700 });
+    await makeDir(this.options.dir, 0o700);
     const tlsFile = join(this.options.dir, TLS_FILE);
     if (existsSync(tlsFile)) {
       const stored = JSON.parse(await readFile(tlsFile, 'utf8')) as ClusterTls & { apiCa?: string };

@@ -24,6 +24,22 @@ function signalGate(out: NodeJS.WritableStream) {
   };
   return {
     release,
+    /**
+     * Settles with `start`'s result, or with the signal's name if one comes first: no start-up
+     * step, however stuck, may leave the process deaf to SIGTERM. A start that finishes after
+     * the signal is closed at once.
+     */
+    async starting<T extends { close(): Promise<void> }>(start: Promise<T>): Promise<T | { signal: string }> {
+      const first = await Promise.race([start.then((value) => ({ value })), signal.then((name) => ({ signal: name }))]);
+      if ('value' in first) return first.value;
+      out.write(`==> ${first.signal} received during start-up, exiting\n`);
+      start.then((late) => late.close(), () => {});
+      // A step stuck on a thread-pool thread (a read from a FIFO, a hung network file system)
+      // keeps the process alive, and even process.exit() waits for that thread. By then our
+      // handlers are released, so the signal's default action ends the process as it would have.
+      setTimeout(() => process.kill(process.pid, first.signal), 2000).unref();
+      return { signal: first.signal };
+    },
     async serve(close: () => Promise<void>): Promise<number> {
       const name = await signal;
       out.write(`==> ${name} received, shutting down\n`);
@@ -59,7 +75,8 @@ async function runServer(args: ReturnType<typeof parseArgs>, gate: ReturnType<ty
     const listen = stringFlag(args, 'listen') ?? stringFlag(args, 'dev-listen-address');
     const rootTokenId = stringFlag(args, 'dev-root-token') ?? stringFlag(args, 'dev-root-token-id');
     const dataDir = stringFlag(args, 'data-dir');
-    const dev = await startDevServer({ ...(listen ? { listen } : {}), ...(rootTokenId ? { rootTokenId } : {}), ...(dataDir ? { dataDir } : {}) });
+    const dev = await gate.starting(startDevServer({ ...(listen ? { listen } : {}), ...(rootTokenId ? { rootTokenId } : {}), ...(dataDir ? { dataDir } : {}) }));
+    if ('signal' in dev) return 1;
     out.write([
       'WARNING: dev mode. The server is unsealed, its key and root token are printed below and kept',
       `in ${dev.dataDir}. Do not use dev mode for real secrets.`,
@@ -81,9 +98,13 @@ async function runServer(args: ReturnType<typeof parseArgs>, gate: ReturnType<ty
   if (!configFile) throw new UsageError(`either --dev or --config FILE is required\n${SERVER_USAGE}`);
   let server: RunningServer;
   try {
-    const config = await loadConfigFile(configFile);
-    for (const w of config.warnings) err.write(`warning: ${w}\n`);
-    server = await startServer(config);
+    const started = await gate.starting((async () => {
+      const config = await loadConfigFile(configFile);
+      for (const w of config.warnings) err.write(`warning: ${w}\n`);
+      return startServer(config);
+    })());
+    if ('signal' in started) return 1;
+    server = started;
   } catch (e) {
     if (e instanceof ConfigError) {
       err.write(`Error: ${e.message}\n`);

@@ -1,5 +1,5 @@
-import { mkdir } from 'node:fs/promises';
 import { ClassicLevel } from 'classic-level';
+import { makeDir } from './make-dir';
 
 /**
  * Opens (creating if needed) a LevelDB with Buffer values; `keys` picks the key encoding.
@@ -9,7 +9,7 @@ import { ClassicLevel } from 'classic-level';
 export async function openLevel<K extends string | Buffer>(
   dir: string, keys: 'utf8' | 'buffer', options: { writeBufferSize?: number } = {},
 ): Promise<ClassicLevel<K, Buffer>> {
-  await mkdir(dir, { recursive: true });
+  await makeDir(dir);
   const db = new ClassicLevel<K, Buffer>(dir, { keyEncoding: keys, valueEncoding: 'buffer', compression: false, ...options });
   try {
     await db.open();

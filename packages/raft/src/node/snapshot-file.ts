@@ -1,8 +1,9 @@
 import { createHash, randomBytes, type Hash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, type FileHandle } from 'node:fs/promises';
+import { open, readdir, rename, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { NodeId, SnapshotMeta } from '../core/types';
+import { makeDir } from './make-dir';
 
 /**
  * Snapshot file, version 1:
@@ -225,7 +226,7 @@ export class SnapshotDir {
   private constructor(readonly dir: string, private readonly keep: number) {}
 
   static async open(dir: string, keep = 2): Promise<SnapshotDir> {
-    await mkdir(dir, { recursive: true });
+    await makeDir(dir);
     const snapshots = new SnapshotDir(dir, keep);
     for (const name of await readdir(dir)) {
       const path = join(dir, name);

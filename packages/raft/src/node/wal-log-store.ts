@@ -1,8 +1,9 @@
 import { close as closeFd, constants, fdatasync, open as openFd, write } from 'node:fs';
-import { mkdir, readFile, readdir, rename, rm, stat, truncate, unlink } from 'node:fs/promises';
+import { readFile, readdir, rename, rm, stat, truncate, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Entry, HardState, SnapshotMeta } from '../core/types';
 import { rangeAfterSave, type LogStore, type StoredLog } from './log-store';
+import { makeDir } from './make-dir';
 import { syncDir } from './snapshot-file';
 import { encodeFrame, readFrame, type Frame } from './wal-frame';
 
@@ -180,7 +181,7 @@ export class WalLogStore implements LogStore {
   static async create(dir: string, initial: StoredLog): Promise<void> {
     const temp = `${dir}.tmp`;
     await rm(temp, { recursive: true, force: true });
-    await mkdir(temp, { recursive: true });
+    await makeDir(temp);
     const fd = await openFile(join(temp, segmentName(1)), APPEND_FLAGS | constants.O_CREAT | constants.O_EXCL);
     try {
       const frame: Frame = { entries: initial.entries };
