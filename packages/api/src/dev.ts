@@ -43,22 +43,13 @@ export async function startDevServer(options: DevOptions = {}): Promise<DevServe
   const { host, port } = parseListen(options.listen ?? '127.0.0.1:8200');
   const temporary = options.dataDir === undefined;
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'strongroom-dev-'));
-  const server = await startServer({
-    storage: { type: 'raft', path: join(dataDir, 'storage'), nodeId: 'dev' },
-    listeners: [{
-      type: 'tcp', address: `${host}:${port}`, host, port, tlsDisable: true, maxRequestSize: DEFAULT_MAX_REQUEST_SIZE,
-      // A dev server is a cluster of one; its cluster port takes whatever port is free.
-      clusterAddress: { host, port: 0 },
-    }],
-    ui: false,
-    sourceFile: '(dev)',
-    warnings: [],
-  }, options.logger ? { logger: options.logger } : {});
-  const core = server.core;
   const credsFile = join(dataDir, DEV_CREDENTIALS);
-  let unsealKey: string;
-  let rootToken: string;
-  try {
+  let unsealKey = '';
+  let rootToken = '';
+  // Everything below runs before the first request is served: a client that sees the port
+  // answer finds the server unsealed, active and with `secret/` mounted.
+  const prepare = async (server: RunningServer): Promise<void> => {
+    const core = server.core;
     if (!(await core.seal.initialized())) {
       const init = await core.initialize(1, 1, options.rootTokenId);
       unsealKey = (init.keys[0] as Buffer).toString('base64');
@@ -73,8 +64,21 @@ export async function startDevServer(options: DevOptions = {}): Promise<DevServe
       await core.unseal(Buffer.from(unsealKey, 'base64'));
       await server.waitActive();
     }
+  };
+  let server: RunningServer;
+  try {
+    server = await startServer({
+      storage: { type: 'raft', path: join(dataDir, 'storage'), nodeId: 'dev' },
+      listeners: [{
+        type: 'tcp', address: `${host}:${port}`, host, port, tlsDisable: true, maxRequestSize: DEFAULT_MAX_REQUEST_SIZE,
+        // A dev server is a cluster of one; its cluster port takes whatever port is free.
+        clusterAddress: { host, port: 0 },
+      }],
+      ui: false,
+      sourceFile: '(dev)',
+      warnings: [],
+    }, { ...(options.logger ? { logger: options.logger } : {}), prepare });
   } catch (err) {
-    await server.close(0);
     if (temporary) rmSync(dataDir, { recursive: true, force: true });
     throw err;
   }
