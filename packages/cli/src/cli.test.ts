@@ -119,6 +119,47 @@ describe('the strongroom command', () => {
     const again = await start(['server', '-config', file], /sealed/);
     again.proc.kill('SIGTERM');
     expect(await exitOf(again.proc)).toBe(0);
+    // About fifteen command processes, each loading the whole server: on a busy two-core machine
+    // that takes far longer than Jest's default.
+  }, 180_000);
+
+  it('exits with an error naming storage.raft.path when the path cannot be created, even under /proc', async () => {
+    const port = await freePort();
+    const clusterPort = await freePort();
+    // Node's recursive mkdir never settles under /proc: this start used to spin for good.
+    for (const [name, path, why] of [
+      ['proc', '/proc/strongroom-nope/data', 'does not allow new entries'],
+      ['notdir', `${join(dir, 'a-file')}/data`, 'not a directory'],
+    ] as const) {
+      writeFileSync(join(dir, 'a-file'), '');
+      const file = join(dir, `${name}.hcl`);
+      writeFileSync(file, `storage "raft" {\n  path = "${path}"\n  node_id = "n1"\n}\nlistener "tcp" {\n  address = "127.0.0.1:${port}"\n  cluster_address = "127.0.0.1:${clusterPort}"\n  tls_disable = true\n}\n`);
+      // SIGKILL on time-out: the stuck start this guards against also ignored SIGTERM.
+      const r = spawnSync(process.execPath, [BIN, 'server', '--config', file], { encoding: 'utf8', timeout: 30_000, killSignal: 'SIGKILL' });
+      expect({ code: r.status, err: r.stderr }).toEqual({ code: 1, err: expect.stringContaining('storage.raft.path') });
+      expect(r.stderr).toContain(path);
+      expect(r.stderr).toContain(why);
+    }
+  });
+
+  it('stops on SIGTERM even while a start-up step is stuck', async () => {
+    // A config file that is a FIFO with no writer: reading it blocks a thread-pool thread for good.
+    const fifo = join(dir, 'config.hcl');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    const proc = spawn(process.execPath, [BIN, 'server', '--config', fifo], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    proc.stdout?.on('data', (d: Buffer) => { output += d.toString(); });
+    const exited = new Promise<NodeJS.Signals | number | null>((ok) => proc.once('exit', (code, signal) => ok(signal ?? code)));
+    // Let it get into the read; the signal handlers are installed before anything is read.
+    await new Promise((r) => setTimeout(r, 1500));
+    proc.kill('SIGTERM');
+    let timer: NodeJS.Timeout | undefined;
+    const code = await Promise.race([exited, new Promise<'hung'>((r) => { timer = setTimeout(() => r('hung'), 15_000); })]);
+    clearTimeout(timer);
+    if (code === 'hung') proc.kill('SIGKILL');
+    // Ended by the signal's own default action: the stuck read would hold any other exit.
+    expect(code).toBe('SIGTERM');
+    expect(output).toContain('SIGTERM received during start-up');
   });
 
   it('starts a dev server that prints its address, unseal key and root token', async () => {
@@ -136,6 +177,29 @@ describe('the strongroom command', () => {
     }
     expect(await exitOf(proc)).toBe(0);
   });
+
+  it('serves a dev server\'s first request only once it is ready: health 200 means secret/ is mounted', async () => {
+    const port = await freePort();
+    const proc = spawn(process.execPath, [BIN, 'server', '--dev', '--listen', `127.0.0.1:${port}`, '--dev-root-token', 'dev-root'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = exitOf(proc);
+    try {
+      // Poll from the moment the process starts: the first answer the port gives must be ready.
+      const deadline = Date.now() + 60_000;
+      let health: Response | undefined;
+      while (!health && Date.now() < deadline && proc.exitCode === null) {
+        health = await fetch(`http://127.0.0.1:${port}/v1/sys/health`).catch(() => undefined);
+        if (!health) await new Promise((r) => setTimeout(r, 5));
+      }
+      expect(health?.status).toBe(200);
+      const write = await fetch(`http://127.0.0.1:${port}/v1/secret/data/first`, {
+        method: 'POST', headers: { 'x-vault-token': 'dev-root' }, body: JSON.stringify({ data: { a: '1' } }),
+      });
+      expect(write.status).toBe(200);
+    } finally {
+      proc.kill('SIGINT');
+    }
+    expect(await exited).toBe(0);
+  }, 90_000);
 
   it('starts from the README\'s `npm run dev`', async () => {
     const port = await freePort();
