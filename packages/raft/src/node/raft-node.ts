@@ -15,6 +15,7 @@ import { NodeClosedError, NodeRemovedError, OutcomeUnknownError, RaftTimeoutErro
 import type { LogStore } from './log-store';
 import { openLogStore } from './open-log-store';
 import { SnapshotDir, SnapshotReader, SnapshotWriter, type SnapshotHeader } from './snapshot-file';
+import { DEFAULT_CHANGE_LOG_LIMITS, type ChangeLogLimits } from './change-log';
 import { StateMachine, type AppliedChange } from './state-machine';
 
 export interface RaftNodeOptions {
@@ -67,6 +68,11 @@ export interface RaftNodeOptions {
   proposalTimeoutMs?: number;
   /** Bytes of snapshot per log entry when an operator restores one (default 512 KiB). */
   restoreChunkBytes?: number;
+  /**
+   * How much of the applied changes each node keeps on disk for `changesFrom` (default 16384
+   * entries or 256 MiB, whichever comes first). The window is the node's own, not replicated.
+   */
+  changeLog?: Partial<ChangeLogLimits>;
   logger?: Logger;
   /** Replaces the LevelDB log (tests use it to count or fail writes). */
   logStore?: LogStore;
@@ -234,7 +240,7 @@ export class RaftNode {
   static async open(options: RaftNodeOptions): Promise<RaftNode> {
     // The state machine first: its database lock keeps a second process off this data
     // directory before anything else in it is opened (the log recovers its tail on open).
-    const sm = await StateMachine.open(join(options.dataDir, 'state'));
+    const sm = await StateMachine.open(join(options.dataDir, 'state'), { ...DEFAULT_CHANGE_LOG_LIMITS, ...options.changeLog });
     let logStore: LogStore | undefined;
     try {
       const snapshots = await SnapshotDir.open(join(options.dataDir, 'snapshots'));
@@ -438,6 +444,21 @@ export class RaftNode {
   onApply(listener: (changes: AppliedChange[]) => void): () => void {
     this.applyListeners.add(listener);
     return () => this.applyListeners.delete(listener);
+  }
+
+  /**
+   * The changes this node applied from index `from` on, oldest first (at most `max`), read from
+   * its retained window; an index past the applied one gives none yet. Throws
+   * ChangesNotRetainedError when the window starts after `from`. With `onApply` for what comes
+   * next, a reader can follow every change without a gap.
+   */
+  changesFrom(from: number, max?: number): Promise<AppliedChange[]> {
+    return this.sm.changesFrom(from, max);
+  }
+
+  /** What the retained window of changes holds now. */
+  changeWindow(): { first: number | undefined; last: number | undefined; entries: number; bytes: number } {
+    return this.sm.changeWindow;
   }
 
   /** Takes a snapshot of the state as applied now (unless the newest file already is it). */

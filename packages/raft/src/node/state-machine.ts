@@ -3,6 +3,9 @@ import { join } from 'node:path';
 import type { ClassicLevel } from 'classic-level';
 import type { TxnOp } from '@strongroom/core';
 import { decodeConfChange } from '../core/conf-change';
+import {
+  ChangeLogWindow, ChangesNotRetainedError, changeKey, decodeChange, DEFAULT_CHANGE_LOG_LIMITS, type ChangeLogLimits,
+} from './change-log';
 import type { Entry, NodeId } from '../core/types';
 import { decodeCommand, type Command } from './command';
 import { openLevel } from './level';
@@ -15,8 +18,9 @@ import { SnapshotReader, syncDir, type SnapshotHeader } from './snapshot-file';
  *   '!addresses' JSON map of member id -> cluster address
  *   'd' + key    the data of `Storage` key `key`
  *   'r' + restore id (32 hex) + chunk number (8 hex)   chunks of a restore in progress
+ *   '#' + index (16 hex)   the retained window of applied changes (see change-log.ts)
  * Snapshots carry every key from 'd' on (data and staged restores), never the '!' keys: those
- * travel in the snapshot header.
+ * travel in the snapshot header. Nor the '#' keys: a node's window is its own history.
  */
 const APPLIED_KEY = '!applied';
 const ADDRESSES_KEY = '!addresses';
@@ -90,10 +94,14 @@ export class StateMachine {
     private readonly dir: string,
     private generation: number,
     private db: ClassicLevel<string, Buffer>,
+    private readonly window: ChangeLogWindow,
   ) {}
 
-  /** Opens the state machine under `dir`, discarding any half-built generation a crash left behind. */
-  static async open(dir: string): Promise<StateMachine> {
+  /**
+   * Opens the state machine under `dir`, discarding any half-built generation a crash left behind.
+   * `changeLog` bounds the retained window of applied changes.
+   */
+  static async open(dir: string, changeLog: ChangeLogLimits = DEFAULT_CHANGE_LOG_LIMITS): Promise<StateMachine> {
     let generation = 1;
     const pointer = await readFile(join(dir, CURRENT), 'utf8').catch(() => undefined);
     if (pointer !== undefined) generation = Number.parseInt(pointer, 10);
@@ -102,7 +110,8 @@ export class StateMachine {
     for (const name of await readdir(dir)) {
       if (name.startsWith('gen-') && name !== generationName(generation)) await rm(join(dir, name), { recursive: true, force: true });
     }
-    const sm = new StateMachine(dir, generation, db);
+    const window = await ChangeLogWindow.load(changeLog, db.iterator(ChangeLogWindow.range()));
+    const sm = new StateMachine(dir, generation, db, window);
     await sm.loadMeta();
     return sm;
   }
@@ -126,6 +135,27 @@ export class StateMachine {
    */
   async get(key: string): Promise<Buffer | null> {
     return this.db.getSync(DATA + key) ?? null;
+  }
+
+  /** The indexes the retained window of changes holds, or undefined ones when it is empty. */
+  get changeWindow(): { first: number | undefined; last: number | undefined; entries: number; bytes: number } {
+    return { first: this.window.first, last: this.window.last, entries: this.window.count, bytes: this.window.size };
+  }
+
+  /**
+   * Applied changes from index `from` on, oldest first, at most `max` of them (fewer at the end of
+   * the window). The indexes are those of the log, so they have gaps where entries changed no
+   * data. Throws ChangesNotRetainedError when the window no longer reaches back to `from`.
+   */
+  async changesFrom(from: number, max = 1024): Promise<AppliedChange[]> {
+    if (from > this.appliedIndex) return [];
+    const first = this.window.first ?? this.appliedIndex + 1;
+    if (from < first) throw new ChangesNotRetainedError(from, first);
+    const read = await this.db.iterator({ gte: changeKey(from), lt: ChangeLogWindow.range().lt, limit: max }).all();
+    // The window may have moved on while the read was queued: its start then no longer matches.
+    const start = this.window.first ?? this.appliedIndex + 1;
+    if (from < start) throw new ChangesNotRetainedError(from, start);
+    return read.map(([key, value]) => decodeChange(Number.parseInt(key.slice(1), 16), value));
   }
 
   /** Immediate children of `prefix`, as `Storage.list` defines them (folders skipped by seeking past them). */
@@ -207,6 +237,7 @@ export class StateMachine {
       }
     }
     const ops: Op[] = [];
+    const changed: Array<[number, Buffer]> = [];
     let addressesChanged = false;
     let last: Entry | undefined;
     for (let i = 0; i < commands.length; i++) {
@@ -231,6 +262,7 @@ export class StateMachine {
           outcome.results[start + i] = ok;
           if (!ok) break;
           outcome.changes?.push({ index: entry.index, ops: command.ops });
+          changed.push([entry.index, Buffer.from(entry.data.buffer, entry.data.byteOffset, entry.data.byteLength)]);
           for (const op of command.ops) {
             const key = DATA + op.key;
             if (op.type === 'put') ops.push({ type: 'put', key, value: op.value });
@@ -256,7 +288,11 @@ export class StateMachine {
     if (!last) return;
     ops.push({ type: 'put', key: APPLIED_KEY, value: encodeApplied(last.index, last.term) });
     if (addressesChanged) ops.push({ type: 'put', key: ADDRESSES_KEY, value: Buffer.from(JSON.stringify(Object.fromEntries(this.addressMap))) });
+    // The changes go into the window in the same batch as the data: one never runs ahead of the other.
+    const window = changed.length > 0 ? this.window.plan(changed) : undefined;
+    if (window) for (const op of window.ops) ops.push(op);
     await this.write(ops);
+    window?.commit();
     this.appliedIndex = last.index;
     this.appliedTermValue = last.term;
     outcome.addressesChanged ||= addressesChanged;
@@ -384,6 +420,7 @@ export class StateMachine {
       await db.batch([
         { type: 'put', key: APPLIED_KEY, value: encodeApplied(index, term) },
         { type: 'put', key: ADDRESSES_KEY, value: addressJson },
+        ChangeLogWindow.restoredMarker(index),
       ]);
       // All of it in synced tables before the pointer names it: a synced write would sync only
       // LevelDB's newest log, and a state this size spans several.
@@ -402,6 +439,7 @@ export class StateMachine {
     this.generation = generation;
     this.appliedIndex = index;
     this.appliedTermValue = term;
+    this.window.resetTo(index);
     this.addressMap.clear();
     for (const [k, v] of newAddresses) this.addressMap.set(k, v);
     await old.close();
