@@ -242,9 +242,10 @@ export class ClusterNode implements ClusterControl {
         if ('restored' in change) {
           core.storageChanged();
           this.afterRestore();
-        } else {
+        } else if (!change.own) {
           // Also on the active node: an entry it applies may be another leader's, written while
-          // this node briefly lost and regained the lead.
+          // this node briefly lost and regained the lead. Its own writes, still awaited, pass
+          // through the core's cache, which learns of them from their results.
           core.storageChanged(change.ops.map((op) => op.key));
         }
       }

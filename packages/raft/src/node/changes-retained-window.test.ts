@@ -142,4 +142,33 @@ describe('the retained window on a three-node cluster', () => {
     expect(windows[1]).toEqual(windows[0]);
     expect(windows[2]).toEqual(windows[0]);
   });
+
+  it('marks a change as the node\'s own only where its proposer still awaits it', async () => {
+    cluster = await TestCluster.start(['n1', 'n2', 'n3']);
+    const leader = await cluster.leader();
+    const follower = cluster.node(['n1', 'n2', 'n3'].find((id) => id !== leader.id)!);
+    const seen: Record<string, AppliedChange[]> = { leader: [], follower: [] };
+    leader.onApply((changes) => seen['leader']!.push(...changes));
+    follower.onApply((changes) => seen['follower']!.push(...changes));
+    const applied = new Promise<boolean>((resolve) => {
+      // The notice comes before the proposer's promise settles: that is why it must say so.
+      const off = leader.onApply((changes) => {
+        if (changes.some((c) => 'ops' in c && c.ops[0]?.key === 'mine')) {
+          off();
+          resolve(true);
+        }
+      });
+    });
+    await leader.propose(encodeTxn([put('mine', '1')]));
+    await applied;
+    await cluster.waitApplied(leader.applied);
+    const mine = (list: AppliedChange[]) => list.find((c) => 'ops' in c && c.ops[0]?.key === 'mine') as { own?: true } | undefined;
+    expect(mine(seen['leader']!)?.own).toBe(true);
+    expect(mine(seen['follower']!)).toBeDefined();
+    expect(mine(seen['follower']!)?.own).toBeUndefined();
+    // Nor is it stored: the window reads back without the mark.
+    const stored = mine(await leader.changesFrom(leader.changeWindow().first as number, 1000));
+    expect(stored).toBeDefined();
+    expect(stored?.own).toBeUndefined();
+  });
 });

@@ -439,7 +439,9 @@ export class RaftNode {
 
   /**
    * Called after each apply batch with the writes it made, in order, on every node (a follower's
-   * caches above the storage must invalidate these keys; a restore invalidates everything).
+   * caches above the storage must invalidate these keys; a restore invalidates everything). A
+   * change marked `own` settles a proposal of this node whose caller is still waiting for it:
+   * that caller learns of the write from its own result.
    */
   onApply(listener: (changes: AppliedChange[]) => void): () => void {
     this.applyListeners.add(listener);
@@ -638,6 +640,7 @@ export class RaftNode {
     const outcome = await this.sm.apply(entries, this.applyListeners.size > 0);
     this.counters.applyBatches++;
     this.counters.appliedEntries += entries.length;
+    let own: Set<number> | undefined;
     for (let i = 0; i < entries.length; i++) {
       const e = entries[i]!;
       this.appliedBytes += e.data.byteLength;
@@ -646,6 +649,7 @@ export class RaftNode {
       if (!p) continue;
       this.pending.delete(e.index);
       const ok = outcome.results[i] ?? true;
+      if (p.term === e.term) (own ??= new Set()).add(e.index);
       const settle = p.term === e.term ? () => p.resolve(ok) : () => p.reject(new ProposalDroppedError(`entry ${e.index} was applied from term ${e.term}, not ${p.term}`));
       // A conf change settles after advance(), so that its caller sees the core apply it too;
       // any other write is answered now, not after the log write running beside this apply.
@@ -654,7 +658,10 @@ export class RaftNode {
     }
     if (outcome.addressesChanged) this.syncPeers();
     if (outcome.restored) this.snapshotSoon = true;
-    if (outcome.changes && outcome.changes.length > 0) this.emitApply(outcome.changes);
+    if (outcome.changes && outcome.changes.length > 0) {
+      if (own) for (const c of outcome.changes) if (own.has(c.index) && 'ops' in c) c.own = true;
+      this.emitApply(outcome.changes);
+    }
     this.resolveApplied();
   }
 

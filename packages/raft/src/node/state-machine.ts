@@ -35,8 +35,12 @@ const CURRENT = 'CURRENT';
 
 type Op = { type: 'put'; key: string; value: Buffer } | { type: 'del'; key: string };
 
-/** A change to the data, as observers of the state machine see it (cache invalidation, replication). */
-export type AppliedChange = { index: number; ops: readonly TxnOp[] } | { index: number; restored: true };
+/**
+ * A change to the data, as observers of the state machine see it (cache invalidation, replication).
+ * `own` is set, on the node that proposed it, while the proposer still awaits its result (see
+ * RaftNode.onApply); it is never stored.
+ */
+export type AppliedChange = { index: number; ops: readonly TxnOp[]; own?: true } | { index: number; restored: true };
 
 export interface ApplyOutcome {
   /** One per entry given to `apply`: the txn's check result for txn and restore entries, else undefined. */
