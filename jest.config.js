@@ -8,7 +8,9 @@ module.exports = {
   testMatch: ['**/src/**/*.test.ts'],
   transform: { '^.+\\.ts$': ['@sucrase/jest-plugin', { disableESTransforms: true }] },
   moduleNameMapper: {
+    '^@strongroom/base$': '<rootDir>/packages/base/src/index.ts',
     '^@strongroom/core$': '<rootDir>/packages/core/src/index.ts',
+    '^@strongroom/cluster$': '<rootDir>/packages/cluster/src/index.ts',
     '^@strongroom/raft$': '<rootDir>/packages/raft/src/index.ts',
     '^@strongroom/engine-kv$': '<rootDir>/packages/engines/kv/src/index.ts',
     '^@strongroom/engine-transit$': '<rootDir>/packages/engines/transit/src/index.ts',

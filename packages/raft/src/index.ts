@@ -8,7 +8,6 @@ export type {
 } from './core';
 export { RaftNode } from './node/raft-node';
 export type { NodeStats, NodeStatus, RaftNodeOptions } from './node/raft-node';
-export { RaftStorage } from './node/raft-storage';
 export { encodeTxn } from './node/command';
 export type { Check } from './node/command';
 export { NodeClosedError, NodeRemovedError, OutcomeUnknownError, RaftTimeoutError, SnapshotRestoreError } from './node/errors';

@@ -11,7 +11,8 @@ import {
   BadRequestError, ConflictError, openWithRootKey, SealedError, StandbyError, systemClock,
   type Clock, type Core, type HaHooks, type LeaderInfo, type Logger, type SealConfig, type TimerHandle,
 } from '@strongroom/core';
-import { createClusterTls, GrpcTransport, makeDir, RaftNode, RaftStorage, snapshotValue, type ClusterTls, type RaftNodeOptions } from '@strongroom/raft';
+import { RaftStorage } from '@strongroom/cluster';
+import { createClusterTls, GrpcTransport, makeDir, RaftNode, snapshotValue, type ClusterTls, type RaftNodeOptions } from '@strongroom/raft';
 import { AdvertTransport, decodeAdvert, encodeAdvert, hostPortOf, type Advert } from './advert';
 import { ForwardingAuth } from './forwarding';
 import type { AutopilotServer, AutopilotState, ClusterControl, PeerView } from './raft-paths';

@@ -1,6 +1,6 @@
+import { runStorageConformance } from '@strongroom/base';
 import { CachedStorage } from './cached-storage';
 import { MemoryStorage } from './memory-storage';
-import { runStorageConformance } from './storage-conformance';
 
 runStorageConformance('CachedStorage over MemoryStorage', async () => ({ storage: new CachedStorage(new MemoryStorage()) }));
 

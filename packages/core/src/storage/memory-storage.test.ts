@@ -1,4 +1,4 @@
+import { runStorageConformance } from '@strongroom/base';
 import { MemoryStorage } from './memory-storage';
-import { runStorageConformance } from './storage-conformance';
 
 runStorageConformance('MemoryStorage', async () => ({ storage: new MemoryStorage() }));

@@ -1,4 +1,4 @@
-import { StrongroomError } from '@strongroom/core';
+import { StrongroomError } from '@strongroom/base';
 import { decodeCommand } from './command';
 import type { AppliedChange } from './state-machine';
 

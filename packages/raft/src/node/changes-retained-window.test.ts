@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TxnOp } from '@strongroom/core';
+import type { TxnOp } from '@strongroom/base';
 import type { Entry } from '../core/types';
 import { ChangesNotRetainedError, type ChangeLogLimits } from './change-log';
 import { encodeAddress, encodeRestoreChunk, encodeRestoreCommit, encodeTxn, type Check } from './command';

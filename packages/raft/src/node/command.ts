@@ -1,4 +1,4 @@
-import type { TxnOp } from '@strongroom/core';
+import type { TxnOp } from '@strongroom/base';
 import type { NodeId } from '../core/types';
 
 /** A condition of a check-and-set: `key` holds exactly `value`, or is absent when `value` is null. */

@@ -1,4 +1,4 @@
-import { StrongroomError } from '@strongroom/core';
+import { StrongroomError } from '@strongroom/base';
 
 /** The node was closed while the operation waited; it did not (and will not) complete here. */
 export class NodeClosedError extends StrongroomError {

@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { rm, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { FakeClock } from '@strongroom/core';
+import { FakeClock } from '@strongroom/base';
 import { encodeTxn } from './command';
 import { WalLogStore } from './wal-log-store';
 import { MemoryNetwork } from './memory-transport';

@@ -4,7 +4,7 @@ import { open as openFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { silentLogger, systemClock, type Clock, type Logger, type TimerHandle } from '@strongroom/core';
+import { silentLogger, systemClock, type Clock, type Logger, type TimerHandle } from '@strongroom/base';
 import { NotLeaderError, ProposalDroppedError } from '../core/errors';
 import { decodeConfChange } from '../core/conf-change';
 import { RaftCore } from '../core/raft-core';

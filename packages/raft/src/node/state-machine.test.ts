@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runStorageConformance, type Storage, type TxnOp } from '@strongroom/core';
+import { runStorageConformance, type Storage, type TxnOp } from '@strongroom/base';
 import { encodeConfChange } from '../core/conf-change';
 import type { Entry } from '../core/types';
 import { encodeAddress, encodeRestoreChunk, encodeRestoreCommit, encodeTxn, type Check } from './command';

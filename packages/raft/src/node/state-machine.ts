@@ -1,7 +1,7 @@
 import { readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ClassicLevel } from 'classic-level';
-import type { TxnOp } from '@strongroom/core';
+import type { TxnOp } from '@strongroom/base';
 import { decodeConfChange } from '../core/conf-change';
 import {
   ChangeLogWindow, ChangesNotRetainedError, changeKey, decodeChange, DEFAULT_CHANGE_LOG_LIMITS, type ChangeLogLimits,

@@ -1,7 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { NotLeaderError } from '../core/errors';
 import { encodeTxn } from './command';
-import { RaftStorage } from './raft-storage';
 import { TestCluster, waitFor } from './test-support/cluster';
 
 const put = (key: string, value: string) => encodeTxn([{ type: 'put', key, value: Buffer.from(value) }]);
@@ -21,16 +20,16 @@ describe('a three-node cluster on the memory transport', () => {
   it('replicates, survives the loss of its leader, and catches the old leader up when it returns', async () => {
     cluster = await TestCluster.start(ids);
     const first = await cluster.leader();
-    await new RaftStorage(first).put('before', Buffer.from('1'));
+    await first.propose(put('before', '1'));
     await cluster.waitApplied(first.applied);
     for (const id of ids) expect(await valueOn(id, 'before')).toBe('1');
 
     await cluster.stop(first.id);
     const second = await cluster.leader();
     expect(second.id).not.toBe(first.id);
-    const storage = new RaftStorage(second);
-    await storage.put('after', Buffer.from('2'));
-    expect((await storage.get('before'))?.toString()).toBe('1');
+    await second.propose(put('after', '2'));
+    await second.readBarrier();
+    expect((await second.get('before'))?.toString()).toBe('1');
 
     const back = await cluster.open(first.id);
     await waitFor(async () => (await valueOn(back.id, 'after')) === '2', 'the old leader to catch up');

@@ -1,5 +1,5 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
-import { FakeClock } from '@strongroom/core';
+import { FakeClock } from '@strongroom/base';
 import { CLUSTER_SERVER_NAME } from './cluster-name';
 import { createClusterTls } from './cluster-tls';
 

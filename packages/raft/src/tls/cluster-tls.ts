@@ -2,7 +2,7 @@
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import { webcrypto } from 'node:crypto';
-import { systemClock, type Clock } from '@strongroom/core';
+import { systemClock, type Clock } from '@strongroom/base';
 import { CLUSTER_SERVER_NAME } from './cluster-name';
 
 /**

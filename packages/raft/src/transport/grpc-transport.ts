@@ -11,7 +11,7 @@ import {
   type ServerDuplexStream,
   type ServerReadableStream,
 } from '@grpc/grpc-js';
-import { silentLogger, systemClock, type Clock, type Logger } from '@strongroom/core';
+import { silentLogger, systemClock, type Clock, type Logger } from '@strongroom/base';
 import type { Message, NodeId } from '../core/types';
 import { CLUSTER_SERVER_NAME } from '../tls/cluster-name';
 import { decodeMessage, type WireBatch, type WireSnapshotChunk } from './codec';

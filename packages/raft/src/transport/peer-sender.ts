@@ -1,5 +1,5 @@
 import { Metadata, type Client, type ClientWritableStream, type MethodDefinition, type ServiceError } from '@grpc/grpc-js';
-import type { Clock, Logger, TimerHandle } from '@strongroom/core';
+import type { Clock, Logger, TimerHandle } from '@strongroom/base';
 import type { Message, NodeId } from '../core/types';
 import { encodeMessage, encodedSizeBound, type WireBatch, type WireMessage } from './codec';
 import { FROM_HEADER, TO_HEADER } from './raft-proto';

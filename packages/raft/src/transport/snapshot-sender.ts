@@ -1,5 +1,5 @@
 import { status, type Client, type MethodDefinition, type ServiceError } from '@grpc/grpc-js';
-import type { Clock, TimerHandle } from '@strongroom/core';
+import type { Clock, TimerHandle } from '@strongroom/base';
 import type { Message } from '../core/types';
 import { encodeMessage, type WireSnapshotChunk } from './codec';
 import { SnapshotSendError } from './errors';

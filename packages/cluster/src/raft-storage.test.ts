@@ -1,10 +1,12 @@
-import { rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runStorageConformance } from '@strongroom/core';
-import { MemoryNetwork } from './memory-transport';
-import { RaftNode } from './raft-node';
+import { runStorageConformance } from '@strongroom/base';
+import { MemoryNetwork, RaftNode } from '@strongroom/raft';
 import { RaftStorage } from './raft-storage';
-import { FAST, tempDir } from './test-support/cluster';
+
+const FAST = { tickMs: 10, electionTicks: 10, heartbeatTicks: 1 } as const;
+const tempDir = () => mkdtemp(join(tmpdir(), 'strongroom-raft-storage-'));
 
 runStorageConformance('RaftStorage on a single-node cluster', async () => {
   const dir = await tempDir();

@@ -1,6 +1,6 @@
-import { StandbyError, StrongroomError, type Storage, type TxnOp } from '@strongroom/core';
-import { encodeTxn, type Check } from './command';
-import type { RaftNode } from './raft-node';
+import { StrongroomError, type Storage, type TxnOp } from '@strongroom/base';
+import { StandbyError } from '@strongroom/core';
+import { encodeTxn, type Check, type RaftNode } from '@strongroom/raft';
 
 export interface RaftStorageOptions {
   /** `close()` also closes the node (a server that hands the node over entirely). */

@@ -1,0 +1,2 @@
+export { RaftStorage } from './raft-storage';
+export type { RaftStorageOptions } from './raft-storage';
