@@ -87,7 +87,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     },
   });
   const core = new Core({
-    storage: cluster.storage, logger, engines: ENGINES, ha: cluster.hooks(),
+    storage: cluster.storage, commits: cluster.feed, logger, engines: ENGINES, ha: cluster.hooks(),
     systemPaths: () => raftPaths(cluster), sealedPaths: RAFT_LOCAL_PATHS,
     extensions: [(c) => automatedSnapshots({ storage: c.barrier, clock: c.clock, logger, source: () => cluster.snapshot() })],
   });

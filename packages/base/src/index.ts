@@ -7,3 +7,4 @@ export { childrenOf } from './storage';
 export type { Storage, TxnOp } from './storage';
 export { runStorageConformance } from './storage-conformance';
 export type { ConformanceSubject } from './storage-conformance';
+export type { CommitSubscription, CommittedChange } from './commits';

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import type { CommitSubscription, CommittedChange } from '@strongroom/base';
 import { systemClock, type Clock, type TimerHandle } from './clock';
 import {
   BadRequestError, NotFoundError, NotInitializedError, PermissionDeniedError, SealedError, StandbyError, UnsupportedOperationError,
@@ -50,6 +51,11 @@ export interface CoreOptions {
   storageType?: string;
   /** Set when the storage is shared by a cluster: unseal then leaves the node a standby until `activate`. */
   ha?: HaHooks;
+  /**
+   * The commit feed of a storage that others also write (a cluster's): the cache forgets what
+   * each committed change touched, but for this core's own writes still in flight.
+   */
+  commits?: CommitSubscription;
   /** More `sys/` paths (the storage layer's own), matched after the built-in ones. */
   systemPaths?: (core: Core) => PathDefinition[];
   /** Of those, the ones that answer while sealed or before init, like `sys/unseal` does. */
@@ -170,6 +176,7 @@ export class Core {
     this.events = new EventBus(this.logger);
     const physical = new CachedStorage(options.storage);
     this.physical = physical;
+    options.commits?.subscribe((changes) => this.forgetChanged(changes));
     this.barrier = new Barrier(physical);
     this.seal = new SealManager(physical, this.barrier, this.clock);
     this.tokens = new TokenStore(this.barrier, this.clock, this.logger);
@@ -221,8 +228,20 @@ export class Core {
   }
 
   /**
-   * Someone other than this core changed the physical storage (a Raft follower applying the
-   * log, a restore): forget the cached copies of `keys`, or of everything.
+   * Committed changes reach the cache here. A change this core's own write still awaits passes
+   * through the cache with that write; any other (another leader's entry, a follower's apply, a
+   * write whose caller gave up) was made behind its back.
+   */
+  private forgetChanged(changes: readonly CommittedChange[]): void {
+    for (const change of changes) {
+      if ('restored' in change) this.storageChanged();
+      else if (!change.own) this.storageChanged(change.ops.map((op) => op.key));
+    }
+  }
+
+  /**
+   * Someone other than this core changed the physical storage (a restore, a node that now has
+   * storage): forget the cached copies of `keys`, or of everything.
    */
   storageChanged(keys?: Iterable<string>): void {
     this.physical.invalidate(keys);

@@ -11,7 +11,7 @@ import {
   BadRequestError, ConflictError, openWithRootKey, SealedError, StandbyError, systemClock,
   type Clock, type Core, type HaHooks, type LeaderInfo, type Logger, type SealConfig, type TimerHandle,
 } from '@strongroom/core';
-import { RaftStorage } from '@strongroom/cluster';
+import { CommitFeed, RaftStorage } from '@strongroom/cluster';
 import { createClusterTls, GrpcTransport, makeDir, RaftNode, snapshotValue, type ClusterTls, type RaftNodeOptions } from '@strongroom/raft';
 import { AdvertTransport, decodeAdvert, encodeAdvert, hostPortOf, type Advert } from './advert';
 import { ForwardingAuth } from './forwarding';
@@ -64,6 +64,8 @@ export class ClusterNode implements ClusterControl {
    * is sure it still leads, which makes its applied state the cluster's latest.
    */
   readonly storage = new RaftStorage(null, { readBarrier: false });
+  /** Every change this node applies, in order; the core's cache follows it (see CoreOptions.commits). */
+  readonly feed = new CommitFeed();
   private node: RaftNode | null = null;
   /** The node's transport, which also carries standbys' requests to the active node. */
   private transport: GrpcTransport | null = null;
@@ -110,6 +112,10 @@ export class ClusterNode implements ClusterControl {
   /** Wires the core this node serves; the core's HA hooks come from `hooks()`. */
   attach(core: Core): void {
     this.core = core;
+    // After the core's own subscription (made when it was built), so its cache is clean by then.
+    this.feed.subscribe((changes) => {
+      if (changes.some((c) => 'restored' in c)) this.afterRestore();
+    });
   }
 
   get advert(): Advert {
@@ -236,21 +242,7 @@ export class ClusterNode implements ClusterControl {
     // Whatever the core read before this node had storage, and whatever the log changes under
     // it from now on, must not be answered from its cache.
     this.core?.storageChanged();
-    node.onApply((changes) => {
-      const core = this.core;
-      if (!core) return;
-      for (const change of changes) {
-        if ('restored' in change) {
-          core.storageChanged();
-          this.afterRestore();
-        } else if (!change.own) {
-          // Also on the active node: an entry it applies may be another leader's, written while
-          // this node briefly lost and regained the lead. Its own writes, still awaited, pass
-          // through the core's cache, which learns of them from their results.
-          core.storageChanged(change.ops.map((op) => op.key));
-        }
-      }
-    });
+    this.feed.attach(node);
     node.onLeaderChange(() => this.reconcile());
     // A cluster of one need not wait out an election timeout to lead again after a restart.
     const { voters } = node.status().conf;
@@ -633,6 +625,7 @@ export class ClusterNode implements ClusterControl {
     this.node = null;
     this.transport = null;
     this.storage.attach(null);
+    this.feed.attach(null);
   }
 }
 

@@ -1,7 +1,7 @@
 import { readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ClassicLevel } from 'classic-level';
-import type { TxnOp } from '@strongroom/base';
+import type { CommittedChange, TxnOp } from '@strongroom/base';
 import { decodeConfChange } from '../core/conf-change';
 import {
   ChangeLogWindow, ChangesNotRetainedError, changeKey, decodeChange, DEFAULT_CHANGE_LOG_LIMITS, type ChangeLogLimits,
@@ -35,12 +35,8 @@ const CURRENT = 'CURRENT';
 
 type Op = { type: 'put'; key: string; value: Buffer } | { type: 'del'; key: string };
 
-/**
- * A change to the data, as observers of the state machine see it (cache invalidation, replication).
- * `own` is set, on the node that proposed it, while the proposer still awaits its result (see
- * RaftNode.onApply); it is never stored.
- */
-export type AppliedChange = { index: number; ops: readonly TxnOp[]; own?: true } | { index: number; restored: true };
+/** A change to the data, as observers of the state machine see it (cache invalidation, replication). */
+export type AppliedChange = CommittedChange;
 
 export interface ApplyOutcome {
   /** One per entry given to `apply`: the txn's check result for txn and restore entries, else undefined. */

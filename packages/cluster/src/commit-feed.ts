@@ -1,0 +1,121 @@
+import type { CommitSubscription, CommittedChange } from '@strongroom/base';
+import type { RaftNode } from '@strongroom/raft';
+
+/** What the feed reads: a Raft node's retained window of applied changes and its apply notices. */
+export type FeedSource = Pick<RaftNode, 'changesFrom' | 'changeWindow' | 'onApply' | 'applied'>;
+
+/** The node under the feed went away or was replaced (a join, a close): a reader starts again. */
+export class FeedSourceChangedError extends Error {
+  constructor() {
+    super('the commit feed\'s node changed; read again from the last index handled');
+    this.name = 'FeedSourceChangedError';
+  }
+}
+
+/**
+ * Every committed change to this node's physical storage, in commit order: the retained window
+ * on disk (bounded by entries and bytes, read from any index still in it, kept across restarts;
+ * an index that left it is ChangesNotRetainedError) and the live edge after it. The same on every
+ * member, since each applies the same entries; a snapshot a member installs, like a restore,
+ * appears as `restored` and starts its window over.
+ *
+ * The node underneath is attached when this server creates or joins a cluster. Calls go down to
+ * it; what it applies comes up only through here, to whoever subscribed (the core's cache first).
+ */
+export class CommitFeed implements CommitSubscription {
+  private node: FeedSource | null = null;
+  private detach: (() => void) | undefined;
+  private readonly listeners = new Set<(changes: readonly CommittedChange[]) => void>();
+  /** Bumped at every attach, so that a reader notices a node change between two reads. */
+  private generation = 0;
+
+  attach(node: FeedSource | null): void {
+    this.detach?.();
+    this.detach = undefined;
+    this.node = node;
+    this.generation++;
+    if (node) this.detach = node.onApply((changes) => this.emit(changes));
+    // Readers waiting for the next batch learn of the change now.
+    this.emit([]);
+  }
+
+  subscribe(listener: (changes: readonly CommittedChange[]) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** The index of the last change applied here, 0 before this node belongs to a cluster. */
+  get applied(): number {
+    return this.node?.applied ?? 0;
+  }
+
+  /** What the retained window holds now. */
+  window(): { first: number | undefined; last: number | undefined; entries: number; bytes: number } {
+    return this.node?.changeWindow() ?? { first: undefined, last: undefined, entries: 0, bytes: 0 };
+  }
+
+  /** Up to `max` retained changes from index `from` on, oldest first. */
+  read(from: number, max = 1024): Promise<CommittedChange[]> {
+    if (!this.node) return Promise.resolve([]);
+    return this.node.changesFrom(from, max);
+  }
+
+  /**
+   * Every change from index `from` on, in batches, without a gap or a repeat: first what the
+   * window holds, then each batch as it applies. Ends when `signal` aborts; throws
+   * ChangesNotRetainedError when `from` has left the window, or FeedSourceChangedError when the
+   * node underneath changes.
+   */
+  async *follow(from: number, signal?: AbortSignal): AsyncGenerator<CommittedChange[]> {
+    const node = this.node;
+    const generation = this.generation;
+    if (!node) throw new FeedSourceChangedError();
+    // Listen before reading the window: whatever applies meanwhile is then in one or the other
+    // (or both, and skipped by index).
+    const queue: CommittedChange[][] = [];
+    let wake: (() => void) | undefined;
+    const off = this.subscribe((changes) => {
+      queue.push(changes as CommittedChange[]);
+      wake?.();
+    });
+    const onAbort = () => wake?.();
+    signal?.addEventListener('abort', onAbort);
+    try {
+      let next = from;
+      for (;;) {
+        const batch = await node.changesFrom(next, 1024);
+        if (this.generation !== generation) throw new FeedSourceChangedError();
+        if (batch.length === 0) break;
+        next = (batch[batch.length - 1] as CommittedChange).index + 1;
+        yield batch;
+        if (signal?.aborted) return;
+      }
+      for (;;) {
+        while (queue.length > 0) {
+          const fresh = (queue.shift() as CommittedChange[]).filter((c) => c.index >= next);
+          if (fresh.length === 0) continue;
+          next = (fresh[fresh.length - 1] as CommittedChange).index + 1;
+          yield fresh;
+          if (signal?.aborted) return;
+        }
+        if (signal?.aborted) return;
+        if (this.generation !== generation) throw new FeedSourceChangedError();
+        await new Promise<void>((resolve) => { wake = resolve; });
+        wake = undefined;
+      }
+    } finally {
+      off();
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private emit(changes: readonly CommittedChange[]): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(changes);
+      } catch {
+        // A subscriber's fault is its own: the others, and the apply loop, go on.
+      }
+    }
+  }
+}
