@@ -23,6 +23,8 @@ export interface AutopilotServer {
   status: 'leader' | 'voter' | 'non-voter';
   version: string;
   node_type: 'voter' | 'non-voter';
+  /** Why the member is unhealthy, or why a healthy non-voter is not promoted yet; empty otherwise. */
+  reason: string;
 }
 
 export interface AutopilotState {
@@ -42,8 +44,12 @@ export interface ClusterControl {
   autopilotState(): AutopilotState;
   /** On a new node: asks the leader for a join challenge; the join completes at unseal. */
   join(leaderApiAddr: string, options: { nonVoter: boolean; leaderCaCert?: string }): Promise<void>;
-  /** On the active node: a challenge only a holder of the root key can answer. */
-  challenge(serverId: string): Promise<{ challenge: string; sealConfig: SealConfig }>;
+  /**
+   * On the active node: a challenge only a holder of the root key can answer, with what the
+   * joining node needs before it is added (the cluster's TLS, readable with the root key, and
+   * the leader's ID and cluster address, which it checks it can reach).
+   */
+  challenge(serverId: string): Promise<{ challenge: string; sealConfig: SealConfig; tls: string; leaderId: string; clusterAddr: string }>;
   /** On the active node: checks the answer and adds the node as a non-voter. */
   answer(request: { serverId: string; answer: string; clusterAddr: string; apiAddr: string; nonVoter: boolean }): Promise<Record<string, unknown>>;
   snapshot(): Promise<Readable>;
@@ -92,8 +98,8 @@ export function raftPaths(cluster: ClusterControl): PathDefinition[] {
       fields: { server_id: { type: 'string', required: true } },
       operations: {
         update: async (_req, f) => {
-          const { challenge, sealConfig } = await cluster.challenge(requireId(f.string('server_id')));
-          return { data: { challenge, seal_config: sealConfig } };
+          const { challenge, sealConfig, tls, leaderId, clusterAddr } = await cluster.challenge(requireId(f.string('server_id')));
+          return { data: { challenge, seal_config: sealConfig, tls, leader_id: leaderId, cluster_addr: clusterAddr } };
         },
       },
     }),
