@@ -55,7 +55,7 @@ describe('autopilot', () => {
     const views = [
       leader,
       learner('sealed', { echo: { ageMs: 100, sealed: true } }),
-      learner('silent', { echo: { ageMs: 5_000, sealed: false } }),
+      learner('silent', { echo: { ageMs: 4_001, sealed: false } }),
       learner('never', { echo: undefined }),
       learner('behind', { trailing: 1001 }),
     ];

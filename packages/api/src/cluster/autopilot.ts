@@ -115,7 +115,9 @@ export class Autopilot {
     const limit = `${this.config.lastContactMs / 1000}s`;
     if (!m.answered) return 'has not answered the leader since it was added or the lead began: check that it is running and reachable at its cluster_addr';
     if (m.contactMs > this.config.lastContactMs) return `no answer to the leader for over last_contact_threshold (${limit}): check that it is running and reachable at its cluster_addr`;
-    if (m.echo === undefined || m.echo.ageMs > this.config.lastContactMs) return `has not reported its seal status to the leader within last_contact_threshold (${limit})`;
+    // Echoes come every few ticks rather than every tick, so they get twice the time: a member
+    // that went silent is reported as silent, not as one that stopped reporting its seal status.
+    if (m.echo === undefined || m.echo.ageMs > 2 * this.config.lastContactMs) return `has not reported its seal status to the leader within twice last_contact_threshold (${limit})`;
     if (m.echo.sealed) return 'is sealed: unseal it';
     if (m.trailing > this.config.maxTrailingLogs) return `its log trails the leader's by more than max_trailing_logs (${this.config.maxTrailingLogs} entries)`;
     return '';
