@@ -52,7 +52,12 @@ export class Autopilot {
   /** The reason last logged per member, so that each change is logged once. */
   private readonly logged = new Map<string, string>();
 
-  constructor(private readonly config: AutopilotConfig, private readonly logger: Logger) {}
+  constructor(private config: AutopilotConfig, private readonly logger: Logger) {}
+
+  /** Takes new thresholds (sys/storage/raft/autopilot/configuration); what was seen so far still counts. */
+  configure(config: AutopilotConfig): void {
+    this.config = config;
+  }
 
   /** Forgets what was seen: a new leader judges from its own contact with the members. */
   reset(): void {

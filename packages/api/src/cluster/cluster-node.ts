@@ -16,7 +16,7 @@ import { AdvertTransport, decodeAdvert, encodeAdvert, hostPortOf, type Advert } 
 import { Autopilot, type AutopilotConfig, type MemberView } from './autopilot';
 import { decodeControl, decodeControlAnswer, encodeControl, encodeControlAnswer, withTimeout } from './member-control';
 import { ForwardingAuth } from './forwarding';
-import type { AutopilotServer, AutopilotState, ClusterControl, PeerView } from './raft-paths';
+import type { AutopilotServer, AutopilotSettings, AutopilotState, ClusterControl, PeerView } from './raft-paths';
 import type { ClusterRouting } from '../dispatcher';
 
 export interface ClusterNodeOptions {
@@ -48,6 +48,11 @@ const TLS_PURPOSE = 'strongroom raft join tls';
 const CHALLENGE_TTL_MS = 5 * 60_000;
 /** How long a join waits for the other side to answer at its cluster address. */
 const PROBE_TIMEOUT_MS = 5_000;
+/**
+ * Where the operator's autopilot settings are kept: in the replicated store but outside the
+ * barrier (nothing in them is secret), so that the leader reads them whether sealed or not.
+ */
+const AUTOPILOT_CONFIG_KEY = 'core/autopilot-configuration';
 /** How long a joining node waits to hear from the leader before it gives up on the data arriving. */
 const JOIN_SILENCE_MS = 15_000;
 
@@ -93,6 +98,8 @@ export class ClusterNode implements ClusterControl {
   private retryTimer: TimerHandle | null = null;
   private autopilotTimer: TimerHandle | null = null;
   private readonly autopilotRule: Autopilot;
+  /** The thresholds before the operator's settings: the options', over defaults in ticks. */
+  private readonly autopilotDefaults: AutopilotConfig;
   /** On the leader: each member's latest echo (when it came, and whether it said it was sealed). */
   private readonly echoes = new Map<string, { at: number; sealed: boolean }>();
   /** On a follower: an echo to the leader is on its way. */
@@ -103,9 +110,8 @@ export class ClusterNode implements ClusterControl {
   constructor(private options: ClusterNodeOptions) {
     this.clock = options.clock ?? systemClock;
     const tickMs = options.tickMs ?? 100;
-    this.autopilotRule = new Autopilot({
-      stabilizationMs: 100 * tickMs, lastContactMs: 20 * tickMs, maxTrailingLogs: 1000, ...options.autopilot,
-    }, options.logger);
+    this.autopilotDefaults = { stabilizationMs: 100 * tickMs, lastContactMs: 20 * tickMs, maxTrailingLogs: 1000, ...options.autopilot };
+    this.autopilotRule = new Autopilot(this.autopilotDefaults, options.logger);
   }
 
   /**
@@ -611,6 +617,7 @@ export class ClusterNode implements ClusterControl {
       this.sendEcho(node);
       return;
     }
+    this.autopilotRule.configure(await this.autopilotConfig(node));
     const { promote } = this.assess(node.status());
     // A sealed leader serves nobody; the membership waits for an active one.
     if (promote === null || this.core?.sealed !== false) return;
@@ -620,6 +627,34 @@ export class ClusterNode implements ClusterControl {
     } catch (err) {
       this.options.logger.debug('promotion deferred', { node_id: promote, err: (err as Error).message });
     }
+  }
+
+  private async autopilotConfig(node: RaftNode): Promise<AutopilotConfig> {
+    const stored = await node.get(AUTOPILOT_CONFIG_KEY);
+    if (!stored) return this.autopilotDefaults;
+    try {
+      return { ...this.autopilotDefaults, ...(JSON.parse(stored.toString('utf8')) as Partial<AutopilotConfig>) };
+    } catch {
+      return this.autopilotDefaults;
+    }
+  }
+
+  /** sys/storage/raft/autopilot/configuration, read: the thresholds in force, in Vault's words. */
+  async autopilotConfiguration(): Promise<AutopilotSettings> {
+    const config = await this.autopilotConfig(this.requireNode());
+    return {
+      cleanup_dead_servers: false, last_contact_threshold: `${config.lastContactMs / 1000}s`,
+      max_trailing_logs: config.maxTrailingLogs, server_stabilization_time: `${config.stabilizationMs / 1000}s`,
+    };
+  }
+
+  /** sys/storage/raft/autopilot/configuration, write: stored for every leader to come; unset fields keep their value. */
+  async setAutopilotConfiguration(change: Partial<AutopilotConfig>): Promise<void> {
+    this.requireActive();
+    const node = this.requireNode();
+    const next = { ...(await this.autopilotConfig(node)), ...change };
+    await this.storage.put(AUTOPILOT_CONFIG_KEY, Buffer.from(JSON.stringify(next)));
+    this.autopilotRule.configure(next);
   }
 
   private sendEcho(node: RaftNode): void {
