@@ -89,6 +89,17 @@ describe('autopilot', () => {
     expect(pilot.assess([leader, member('b'), member('c', gone), learner('d')], 20_500).promote).toBe('d');
   });
 
+  test('removing a voter is allowed only while the voters left include a reachable quorum', () => {
+    const pilot = new Autopilot(CONFIG, recorder());
+    const gone = { answered: true, contactMs: 30_000 };
+    const views = [leader, member('b'), member('c', gone), learner('d', gone)];
+    // Without b, the leader alone of {a, c} is no quorum; without c, {a, b} both answer.
+    expect(pilot.keepsQuorumWithout(views, 'b')).toBe(false);
+    expect(pilot.keepsQuorumWithout(views, 'c')).toBe(true);
+    // A learner does not count toward quorum: removing it changes nothing.
+    expect(pilot.keepsQuorumWithout(views, 'd')).toBe(true);
+  });
+
   test('one promotion at a time', () => {
     const pilot = new Autopilot(CONFIG, recorder());
     pilot.assess([leader, learner('c'), learner('d')], 0);

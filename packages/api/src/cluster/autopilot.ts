@@ -110,6 +110,12 @@ export class Autopilot {
     return { members: out, promote };
   }
 
+  /** Whether the voters left after removing `id` still include a reachable quorum. */
+  keepsQuorumWithout(members: MemberView[], id: string): boolean {
+    const left = members.filter((m) => m.voter && m.id !== id);
+    return left.filter((m) => this.reachable(m)).length >= Math.floor(left.length / 2) + 1;
+  }
+
   /** Raft-reachable: what quorum needs, sealed or not. */
   private reachable(m: MemberView): boolean {
     return m.self || (m.answered && m.contactMs <= this.config.lastContactMs);

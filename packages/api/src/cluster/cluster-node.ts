@@ -713,6 +713,9 @@ export class ClusterNode implements ClusterControl {
     const status = node.status();
     if (!status.conf.voters.includes(id) && !status.conf.learners.includes(id)) throw new BadRequestError(`no member has node ID "${id}"`);
     if (status.conf.voters.length === 1 && status.conf.voters[0] === id) throw new BadRequestError('cannot remove the last voter of the cluster');
+    if (status.role === 'leader' && !this.autopilotRule.keepsQuorumWithout(this.memberViews(status), id)) {
+      throw new BadRequestError(`cannot remove "${id}": the voters left would lack a reachable quorum; bring the unreachable voters back, or remove those first`);
+    }
     try {
       await node.removeNode(id);
     } catch (err) {

@@ -144,7 +144,7 @@ test('with its cluster_addr fixed the same node joins, stays a non-voter for the
   });
 });
 
-test('the leader says why a member is unhealthy, in the autopilot state and through the CLI, and logs it once', async () => {
+test('the leader says why a member is unhealthy, in the autopilot state and through the CLI, logs it once, and refuses a removal that would cost the quorum', async () => {
   const c = cluster();
   const active = await c.waitActive();
   await stopJoiner();
@@ -161,4 +161,13 @@ test('the leader says why a member is unhealthy, in the autopilot state and thro
   await new Promise((r) => setTimeout(r, 2_000));
   const lines = logOf(active).split('\n').filter((l) => l.includes('no answer to the leader') && l.includes('node3'));
   expect(lines).toHaveLength(1);
+
+  // With node3 gone, removing the other live voter would leave the leader alone among two: refused.
+  const live = c.nodes.find((n) => n !== active) as NodeHandle;
+  const refused = await api(active.apiAddr, 'POST', 'sys/storage/raft/remove-peer', { token: c.rootToken, body: { server_id: live.id } });
+  expect(refused.status).toBe(400);
+  expect(refused.json.errors[0]).toMatch(/reachable quorum/);
+  const removed = await api(active.apiAddr, 'POST', 'sys/storage/raft/remove-peer', { token: c.rootToken, body: { server_id: 'node3' } });
+  expect(removed.status).toBe(204);
+  expect(await members(active.apiAddr)).toEqual(['node1', 'node2']);
 });
