@@ -391,7 +391,7 @@ export class ClusterNode implements ClusterControl {
         }
         return false;
       });
-      // Stored last: until this file exists, a restart treats the Raft data as an unfinished pending.
+      // Stored last: until this file exists, a restart treats the Raft data as an unfinished join.
       await this.saveTls(tls);
       this.pendingJoin = null;
     } catch (err) {
@@ -410,10 +410,13 @@ export class ClusterNode implements ClusterControl {
         .catch((err: Error) => this.options.logger.warn('could not ask the leader to remove this node after the failed join; remove it there with remove-peer', { err: err.message }));
     }
     const node = this.node;
+    const transport = this.transport;
     this.node = null;
     this.transport = null;
     this.storage.attach(null);
-    await node?.close().catch(() => undefined);
+    // Closing the node closes its transport; a transport whose node never opened is closed here.
+    if (node) await node.close().catch(() => undefined);
+    else await transport?.close();
     this.tls = null;
     this.auth = null;
     this.apiCa = undefined;
@@ -603,7 +606,9 @@ export class ClusterNode implements ClusterControl {
   private scheduleAutopilot(): void {
     if (this.closed) return;
     this.autopilotTimer = this.clock.setTimer(this.options.tickMs ? this.options.tickMs * 5 : 500, () => {
-      void this.autopilot().finally(() => this.scheduleAutopilot());
+      void this.autopilot()
+        .catch((err: unknown) => this.options.logger.debug('autopilot round failed', { err: (err as Error).message }))
+        .finally(() => this.scheduleAutopilot());
     });
   }
 
