@@ -65,10 +65,6 @@ export class Autopilot {
     this.logged.clear();
   }
 
-  get settings(): AutopilotConfig {
-    return this.config;
-  }
-
   /** Judges every member at `now`, remembers when each became healthy, and logs each change of reason. */
   assess(members: MemberView[], now: number, options: { quiet?: boolean } = {}): Assessment {
     const out = new Map<string, MemberHealth>();
