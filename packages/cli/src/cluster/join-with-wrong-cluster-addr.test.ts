@@ -13,7 +13,7 @@ import { api, launchTestCluster, runCli, until, type TestCluster } from './test-
  * later leaves a quorum and the leader can say why that member is unhealthy.
  */
 
-const BASE_PORT = 24600; // 24600-24621
+const BASE_PORT = 24600; // 24600-24629 (24629: a port where nothing listens)
 const BIN = resolve(__dirname, '../../bin/strongroom.js');
 const TICK_MS = 50;
 
