@@ -14,8 +14,10 @@ import {
 import { CommitFeed, RaftStorage } from '@strongroom/cluster';
 import { createClusterTls, GrpcTransport, makeDir, RaftNode, snapshotValue, type ClusterTls, type RaftNodeOptions } from '@strongroom/raft';
 import { AdvertTransport, decodeAdvert, encodeAdvert, hostPortOf, type Advert } from './advert';
+import { Autopilot, type AutopilotConfig, type MemberView } from './autopilot';
+import { decodeControl, decodeControlAnswer, encodeControl, encodeControlAnswer, withTimeout } from './member-control';
 import { ForwardingAuth } from './forwarding';
-import type { AutopilotServer, AutopilotState, ClusterControl, PeerView } from './raft-paths';
+import type { AutopilotServer, AutopilotSettings, AutopilotState, ClusterControl, PeerView } from './raft-paths';
 import type { ClusterRouting } from '../dispatcher';
 
 export interface ClusterNodeOptions {
@@ -32,8 +34,11 @@ export interface ClusterNodeOptions {
   clock?: Clock;
   /** Milliseconds per Raft tick; elections take 10 to 20 ticks. */
   tickMs?: number;
-  /** How long a learner must be healthy and caught up before autopilot promotes it. */
-  stabilizationMs?: number;
+  /**
+   * Autopilot's thresholds. By default, in Raft ticks: 100 to stabilize (Vault's 10 s at the
+   * default tick) and 20 of silence; and Vault's 1000 trailing entries.
+   */
+  autopilot?: Partial<AutopilotConfig>;
   /** Snapshot schedule and trailing log of the Raft node (the raft storage block's settings). */
   snapshots?: Pick<RaftNodeOptions, 'snapshotThreshold' | 'snapshotIntervalMs' | 'snapshotTrailing'>;
 }
@@ -42,12 +47,24 @@ const TLS_FILE = 'tls.json';
 const CHALLENGE_PURPOSE = 'strongroom raft join challenge';
 const TLS_PURPOSE = 'strongroom raft join tls';
 const CHALLENGE_TTL_MS = 5 * 60_000;
-/** A learner within this many entries of the leader's log counts as caught up. */
-const CAUGHT_UP_ENTRIES = 256;
+/** How long a join waits for the other side to answer at its cluster address. */
+const PROBE_TIMEOUT_MS = 5_000;
+/**
+ * Where the operator's autopilot settings are kept: in the replicated store but outside the
+ * barrier (nothing in them is secret), so that the leader reads them whether sealed or not.
+ */
+const AUTOPILOT_CONFIG_KEY = 'core/autopilot-configuration';
+/** How long a joining node waits to hear from the leader before it gives up on the data arriving. */
+const JOIN_SILENCE_MS = 15_000;
 
 interface PendingJoin {
   leader: string;
   challenge: Buffer;
+  /** The cluster's TLS identity, readable only with the root key. */
+  tls: Buffer;
+  /** The leader's node ID and cluster address, which the joining node must reach. */
+  leaderId: string;
+  leaderClusterAddr: string;
   nonVoter: boolean;
   ca?: string;
 }
@@ -83,13 +100,21 @@ export class ClusterNode implements ClusterControl {
   private activeTerm = -1;
   private retryTimer: TimerHandle | null = null;
   private autopilotTimer: TimerHandle | null = null;
-  /** When each member was last seen healthy without a break (for autopilot). */
-  private readonly healthySince = new Map<string, number>();
+  private readonly autopilotRule: Autopilot;
+  /** The thresholds before the operator's settings: the options', over defaults in ticks. */
+  private readonly autopilotDefaults: AutopilotConfig;
+  /** On the leader: each member's latest echo (when it came, and whether it said it was sealed). */
+  private readonly echoes = new Map<string, { at: number; sealed: boolean }>();
+  /** On a follower: an echo to the leader is on its way. */
+  private echoing = false;
   private readonly clock: Clock;
   private closed = false;
 
   constructor(private options: ClusterNodeOptions) {
     this.clock = options.clock ?? systemClock;
+    const tickMs = options.tickMs ?? 100;
+    this.autopilotDefaults = { stabilizationMs: 100 * tickMs, lastContactMs: 20 * tickMs, maxTrailingLogs: 1000, ...options.autopilot };
+    this.autopilotRule = new Autopilot(this.autopilotDefaults, options.logger);
   }
 
   /**
@@ -101,6 +126,12 @@ export class ClusterNode implements ClusterControl {
     this.options = { apiAddr, ...this.options };
     await makeDir(this.options.dir, 0o700);
     const tlsFile = join(this.options.dir, TLS_FILE);
+    if (!existsSync(tlsFile) && existsSync(join(this.options.dir, 'raft'))) {
+      // The cluster's TLS identity is stored last in a join: Raft data without it is a join that
+      // stopped halfway, which would otherwise pass for membership of a cluster that never took it.
+      this.options.logger.warn('removing the Raft data of a join that did not finish; join the cluster again');
+      await rm(join(this.options.dir, 'raft'), { recursive: true, force: true });
+    }
     if (existsSync(tlsFile)) {
       const stored = JSON.parse(await readFile(tlsFile, 'utf8')) as ClusterTls & { apiCa?: string };
       this.tls = { caCert: stored.caCert, cert: stored.cert, key: stored.key };
@@ -222,7 +253,7 @@ export class ClusterNode implements ClusterControl {
     const { host, port } = this.options.listen;
     const transport = new GrpcTransport({
       id: this.options.nodeId, listen: `${host}:${port}`, tls: { ca: tls.caCert, cert: tls.cert, key: tls.key }, clock: this.clock, logger: this.options.logger,
-      callHandler: () => this.callHandler,
+      callHandler: () => (payload) => this.serveCall(payload),
     });
     this.transport = transport;
     const node = await RaftNode.open({
@@ -281,45 +312,165 @@ export class ClusterNode implements ClusterControl {
       throw new BadRequestError('this node already belongs to a cluster (or was initialized); only a new node can join');
     }
     const reply = await this.callLeader(leaderApiAddr, 'sys/storage/raft/bootstrap/challenge', { server_id: this.options.nodeId }, options.leaderCaCert);
-    const data = reply['data'] as { challenge?: string; seal_config?: SealConfig } | undefined;
-    if (!data?.challenge || !data.seal_config) throw new BadRequestError(`the leader at ${leaderApiAddr} did not answer with a join challenge`);
+    const data = reply['data'] as { challenge?: string; seal_config?: SealConfig; tls?: string; leader_id?: string; cluster_addr?: string } | undefined;
+    if (!data?.challenge || !data.seal_config || !data.tls || !data.leader_id || !data.cluster_addr) {
+      throw new BadRequestError(`the leader at ${leaderApiAddr} did not answer with a join challenge`);
+    }
+    // Cheap and early: a leader whose cluster_addr this node cannot even connect to is refused
+    // before the operator unseals; unseal then checks it with the cluster's TLS.
+    await reachable(hostPortOf(data.cluster_addr), PROBE_TIMEOUT_MS).catch((err: Error) => {
+      throw new BadRequestError(`this node cannot reach the leader at its cluster_addr ${data.cluster_addr}: ${err.message}; the leader's cluster_addr must be an address the other members reach its cluster listener at`);
+    });
     this.pendingJoin = {
-      leader: leaderApiAddr, challenge: Buffer.from(data.challenge, 'base64'), nonVoter: options.nonVoter,
+      leader: leaderApiAddr, challenge: Buffer.from(data.challenge, 'base64'), tls: Buffer.from(data.tls, 'base64'),
+      leaderId: data.leader_id, leaderClusterAddr: hostPortOf(data.cluster_addr), nonVoter: options.nonVoter,
       ...(options.leaderCaCert ? { ca: options.leaderCaCert } : {}),
     };
     core.seal.useJoinConfig(data.seal_config);
     this.options.logger.info('join pending: unseal this node with the cluster\'s keys', { leader: leaderApiAddr });
   }
 
-  /** Runs inside unseal once the shares rebuilt a root key: proves it to the leader and joins. */
+  /**
+   * Runs inside unseal once the shares rebuilt a root key: proves it to the leader and joins.
+   * Before the leader adds this node, each side reaches the other at its cluster address, so a
+   * wrong cluster_addr fails here in seconds. Any failure leaves this node as it was before the
+   * join (nothing stored, nothing pending): fix the cause and join again.
+   */
   private async completeJoin(rootKey: Buffer): Promise<void> {
-    const join = this.pendingJoin;
-    if (!join) return;
+    const pending = this.pendingJoin;
+    if (!pending) return;
     let answer: Buffer;
+    let tls: ClusterTls;
     try {
-      answer = openWithRootKey(rootKey, join.challenge, CHALLENGE_PURPOSE);
+      answer = openWithRootKey(rootKey, pending.challenge, CHALLENGE_PURPOSE);
+      tls = JSON.parse(openWithRootKey(rootKey, pending.tls, TLS_PURPOSE).toString('utf8')) as ClusterTls;
     } catch {
+      // Nothing happened yet: the join stays pending for the right keys.
       throw new BadRequestError('unseal failed: these keys are not the keys of the cluster this node is joining');
     }
-    await this.settleListenPort();
-    const reply = await this.callLeader(join.leader, 'sys/storage/raft/bootstrap/answer', {
-      server_id: this.options.nodeId, answer: answer.toString('base64'), cluster_addr: this.advert.cluster,
-      api_addr: this.advert.api, non_voter: join.nonVoter,
-    }, join.ca);
-    const data = reply['data'] as { tls?: string; peers?: Record<string, string>; index?: number } | undefined;
-    if (!data?.tls || !data.peers) throw new BadRequestError(`the leader at ${join.leader} did not accept the join`);
-    const tls = JSON.parse(openWithRootKey(rootKey, Buffer.from(data.tls, 'base64'), TLS_PURPOSE).toString('utf8')) as ClusterTls;
-    this.apiCa = join.ca;
-    await this.saveTls(tls);
-    this.pendingJoin = null;
-    await this.startRaft({ peers: data.peers });
-    const node = this.node as RaftNode;
-    const index = data.index ?? 0;
-    // The keyring and the seal configuration arrive with the leader's log or snapshot.
-    await this.waitFor('the cluster\'s data to arrive', 60_000, () => node.applied >= index);
+    let added = false;
+    try {
+      await this.settleListenPort();
+      let peers: Record<string, string>;
+      let index: number;
+      const probeListener = await this.listenForProbes(tls);
+      try {
+        await this.probe(probeListener, pending.leaderClusterAddr, pending.leaderId).catch((err: Error) => {
+          throw new BadRequestError(`this node cannot reach the leader at its cluster_addr ${pending.leaderClusterAddr}: ${err.message}`);
+        });
+        const reply = await this.callLeader(pending.leader, 'sys/storage/raft/bootstrap/answer', {
+          server_id: this.options.nodeId, answer: answer.toString('base64'), cluster_addr: this.advert.cluster,
+          api_addr: this.advert.api, non_voter: pending.nonVoter,
+        }, pending.ca);
+        const data = reply['data'] as { peers?: Record<string, string>; index?: number } | undefined;
+        if (!data?.peers) throw new BadRequestError(`the leader at ${pending.leader} did not accept the join`);
+        peers = data.peers;
+        index = data.index ?? 0;
+        added = true;
+      } finally {
+        await probeListener.close();
+      }
+      this.tls = tls;
+      this.apiCa = pending.ca;
+      await this.startRaft({ peers });
+      const node = this.node as RaftNode;
+      // The keyring and the seal configuration arrive with the leader's log or snapshot; a large
+      // snapshot may take a while, so only a leader gone silent ends the wait.
+      const since = this.clock.now();
+      await this.waitFor('the cluster\'s data to arrive from the leader', 10 * 60_000, () => {
+        if (node.applied >= index) return true;
+        const contact = node.status().lastContactMs[pending.leaderId];
+        if ((contact ?? this.clock.now() - since) > JOIN_SILENCE_MS) {
+          throw new BadRequestError(`the join failed: nothing heard from the leader (${pending.leaderId}, cluster_addr ${pending.leaderClusterAddr}) for ${JOIN_SILENCE_MS / 1000} s; check that the members reach each other's cluster_addr, then join again`);
+        }
+        return false;
+      });
+      // Stored last: until this file exists, a restart treats the Raft data as an unfinished join.
+      await this.saveTls(tls);
+      this.pendingJoin = null;
+    } catch (err) {
+      await this.abandonJoin(added);
+      throw err;
+    }
   }
 
-  async challenge(serverId: string): Promise<{ challenge: string; sealConfig: SealConfig }> {
+  /** Undoes a failed join: this node becomes a new node again, and the leader drops it if it had added it. */
+  private async abandonJoin(added: boolean): Promise<void> {
+    const pending = this.pendingJoin;
+    this.pendingJoin = null;
+    this.core?.seal.forgetConfig();
+    if (added && pending && this.transport) {
+      await withTimeout(this.transport.call(pending.leaderClusterAddr, encodeControl({ kind: 'withdraw', id: this.options.nodeId })), PROBE_TIMEOUT_MS, 'the leader')
+        .catch((err: Error) => this.options.logger.warn('could not ask the leader to remove this node after the failed join; remove it there with remove-peer', { err: err.message }));
+    }
+    const node = this.node;
+    const transport = this.transport;
+    this.node = null;
+    this.transport = null;
+    this.storage.attach(null);
+    // Closing the node closes its transport; a transport whose node never opened is closed here.
+    if (node) await node.close().catch(() => undefined);
+    else await transport?.close();
+    this.tls = null;
+    this.auth = null;
+    this.apiCa = undefined;
+    await rm(join(this.options.dir, 'raft'), { recursive: true, force: true });
+    await rm(join(this.options.dir, TLS_FILE), { force: true });
+    this.core?.storageChanged();
+    this.options.logger.warn('the join failed; this node is a new node again and can join once the cause is fixed');
+  }
+
+  /** A cluster listener that only answers probes: the leader checks this node's cluster_addr before adding it. */
+  private async listenForProbes(tls: ClusterTls): Promise<GrpcTransport> {
+    const { host, port } = this.options.listen;
+    const transport = new GrpcTransport({
+      id: this.options.nodeId, listen: `${host}:${port}`, tls: { ca: tls.caCert, cert: tls.cert, key: tls.key }, clock: this.clock, logger: this.options.logger,
+      callHandler: () => async (payload) => {
+        if (decodeControl(payload)?.kind !== 'probe') throw new Error('this node is still joining');
+        return encodeControlAnswer(this.options.nodeId);
+      },
+    });
+    await transport.start({ message: () => {}, snapshot: async () => {}, unreachable: () => {} });
+    return transport;
+  }
+
+  /** Asks the member at `address` who it is; rejects unless `expected` answers in time. */
+  private async probe(transport: GrpcTransport, address: string, expected: string): Promise<void> {
+    const id = decodeControlAnswer(await withTimeout(transport.call(address, encodeControl({ kind: 'probe' })), PROBE_TIMEOUT_MS, address));
+    if (id !== expected) throw new Error(`the node answering there is "${id}", not "${expected}"`);
+  }
+
+  /** Serves the calls of the other members: membership control here, forwarded requests by the dispatcher's handler. */
+  private async serveCall(payload: Buffer): Promise<Buffer> {
+    const control = decodeControl(payload);
+    if (control === null) {
+      const handler = this.callHandler;
+      if (!handler) throw new Error('this member does not serve calls yet');
+      return handler(payload);
+    }
+    switch (control.kind) {
+      case 'probe':
+        break;
+      case 'echo':
+        this.echoes.set(control.id, { at: this.clock.now(), sealed: control.sealed });
+        break;
+      case 'withdraw':
+        await this.withdraw(control.id);
+        break;
+    }
+    return encodeControlAnswer(this.options.nodeId);
+  }
+
+  /** On the leader: removes a learner whose join failed. A voter is never removed this way. */
+  private async withdraw(id: string): Promise<void> {
+    const node = this.node;
+    if (!node?.isLeader) throw new Error('this node is not the leader');
+    if (!node.status().conf.learners.includes(id)) return;
+    await node.removeNode(id);
+    this.options.logger.warn('removed a member whose join failed', { node_id: id });
+  }
+
+  async challenge(serverId: string): Promise<{ challenge: string; sealConfig: SealConfig; tls: string; leaderId: string; clusterAddr: string }> {
     const core = this.requireActive();
     const sealConfig = await core.seal.sealConfig();
     if (!sealConfig) throw new SealedError();
@@ -327,11 +478,17 @@ export class ClusterNode implements ClusterControl {
     const now = this.clock.now();
     for (const [id, c] of this.challenges) if (c.expires < now) this.challenges.delete(id);
     this.challenges.set(serverId, { answer, expires: now + CHALLENGE_TTL_MS });
-    return { challenge: core.seal.sealForRootKeyHolder(answer, CHALLENGE_PURPOSE).toString('base64'), sealConfig };
+    // The TLS identity comes with the challenge, readable only with the root key (as the answer
+    // proves anyway), so that the joining node can listen for the leader's probe before it is added.
+    return {
+      challenge: core.seal.sealForRootKeyHolder(answer, CHALLENGE_PURPOSE).toString('base64'), sealConfig,
+      tls: core.seal.sealForRootKeyHolder(Buffer.from(JSON.stringify(this.tls)), TLS_PURPOSE).toString('base64'),
+      leaderId: this.options.nodeId, clusterAddr: `https://${this.advert.cluster}`,
+    };
   }
 
   async answer(request: { serverId: string; answer: string; clusterAddr: string; apiAddr: string; nonVoter: boolean }): Promise<Record<string, unknown>> {
-    const core = this.requireActive();
+    this.requireActive();
     const node = this.node as RaftNode;
     const pending = this.challenges.get(request.serverId);
     const given = Buffer.from(request.answer, 'base64');
@@ -343,12 +500,21 @@ export class ClusterNode implements ClusterControl {
     if (status.conf.voters.includes(request.serverId) || status.conf.learners.includes(request.serverId)) {
       throw new ConflictError(`a member with node ID "${request.serverId}" already exists; remove it first (sys/storage/raft/remove-peer)`);
     }
-    const advert: Advert = { cluster: hostPortOf(request.clusterAddr), api: request.apiAddr, nonVoter: request.nonVoter };
+    let cluster: string;
+    try {
+      cluster = hostPortOf(request.clusterAddr);
+    } catch {
+      throw new BadRequestError('invalid value for "cluster_addr": must be host:port or an https:// URL');
+    }
+    await this.probe(this.transport as GrpcTransport, cluster, request.serverId).catch((err: Error) => {
+      throw new BadRequestError(`the leader cannot reach the joining node at its cluster_addr ${cluster}: ${err.message}; set cluster_addr to an address where the other members reach this node's cluster listener (the listener's cluster_address, by default the API port plus one)`);
+    });
+    const advert: Advert = { cluster, api: request.apiAddr, nonVoter: request.nonVoter };
     await node.addLearner(request.serverId, encodeAdvert(advert));
-    const tls = core.seal.sealForRootKeyHolder(Buffer.from(JSON.stringify(this.tls)), TLS_PURPOSE).toString('base64');
+    this.options.logger.info('added a member as a non-voter; autopilot promotes it once it is healthy and stable', { node_id: request.serverId, cluster_addr: cluster });
     const peers: Record<string, string> = {};
     for (const [id, address] of Object.entries(node.status().addresses)) if (id !== request.serverId) peers[id] = address;
-    return { tls, peers, index: node.applied };
+    return { peers, index: node.applied };
   }
 
   /**
@@ -434,46 +600,96 @@ export class ClusterNode implements ClusterControl {
   private scheduleAutopilot(): void {
     if (this.closed) return;
     this.autopilotTimer = this.clock.setTimer(this.options.tickMs ? this.options.tickMs * 5 : 500, () => {
-      void this.autopilot().finally(() => this.scheduleAutopilot());
+      void this.autopilot()
+        .catch((err: unknown) => this.options.logger.debug('autopilot round failed', { err: (err as Error).message }))
+        .finally(() => this.scheduleAutopilot());
     });
   }
 
-  /** On the leader: promotes each learner that has been caught up and in contact long enough. */
+  /** On the leader: promotes the learner autopilot picks. On a follower: tells the leader whether this node is sealed. */
   private async autopilot(): Promise<void> {
     const node = this.node;
     if (!node) return;
-    const status = node.status();
-    const now = this.clock.now();
-    const contactLimit = (this.options.tickMs ?? 100) * 10;
-    for (const id of [...status.conf.voters, ...status.conf.learners]) {
-      const healthy = this.isHealthy(status, id, contactLimit);
-      if (!healthy) this.healthySince.delete(id);
-      else if (!this.healthySince.has(id)) this.healthySince.set(id, now);
+    if (!node.isLeader) {
+      this.autopilotRule.reset();
+      this.echoes.clear();
+      this.sendEcho(node);
+      return;
     }
-    if (!node.isLeader) return;
-    const stable = this.options.stabilizationMs ?? 10 * (this.options.tickMs ?? 100);
-    for (const id of status.conf.learners) {
-      const advert = decodeAdvert(status.addresses[id]);
-      const since = this.healthySince.get(id);
-      if (!advert || advert.nonVoter || since === undefined || now - since < stable) continue;
-      try {
-        await node.promote(id);
-        this.options.logger.info('promoted a caught-up non-voter to voter', { node_id: id });
-      } catch (err) {
-        this.options.logger.debug('promotion deferred', { node_id: id, err: (err as Error).message });
-      }
-      return; // one change at a time
+    this.autopilotRule.configure(await this.autopilotConfig(node));
+    const { promote } = this.assess(node.status());
+    // A sealed leader serves nobody; the membership waits for an active one.
+    if (promote === null || this.core?.sealed !== false) return;
+    try {
+      await node.promote(promote);
+      this.options.logger.info('autopilot: promoted a member to voter: it stayed healthy for server_stabilization_time', { node_id: promote });
+    } catch (err) {
+      this.options.logger.debug('promotion deferred', { node_id: promote, err: (err as Error).message });
     }
   }
 
-  private isHealthy(status: ReturnType<RaftNode['status']>, id: string, contactLimit: number): boolean {
-    if (id === status.id) return true;
-    if (status.role === 'leader') {
-      const p = status.progress[id];
-      return p !== undefined && p.ticksSinceContact * (this.options.tickMs ?? 100) <= contactLimit && p.match + CAUGHT_UP_ENTRIES >= status.lastIndex;
+  private async autopilotConfig(node: RaftNode): Promise<AutopilotConfig> {
+    const stored = await node.get(AUTOPILOT_CONFIG_KEY);
+    if (!stored) return this.autopilotDefaults;
+    try {
+      return { ...this.autopilotDefaults, ...(JSON.parse(stored.toString('utf8')) as Partial<AutopilotConfig>) };
+    } catch {
+      return this.autopilotDefaults;
     }
-    const contact = status.lastContactMs[id];
-    return contact !== undefined && contact <= contactLimit;
+  }
+
+  /** sys/storage/raft/autopilot/configuration, read: the thresholds in force, in Vault's words. */
+  async autopilotConfiguration(): Promise<AutopilotSettings> {
+    const config = await this.autopilotConfig(this.requireNode());
+    return {
+      cleanup_dead_servers: false, last_contact_threshold: `${config.lastContactMs / 1000}s`,
+      max_trailing_logs: config.maxTrailingLogs, server_stabilization_time: `${config.stabilizationMs / 1000}s`,
+    };
+  }
+
+  /** sys/storage/raft/autopilot/configuration, write: stored for every leader to come; unset fields keep their value. */
+  async setAutopilotConfiguration(change: Partial<AutopilotConfig>): Promise<void> {
+    this.requireActive();
+    const node = this.requireNode();
+    const next = { ...(await this.autopilotConfig(node)), ...change };
+    await this.storage.put(AUTOPILOT_CONFIG_KEY, Buffer.from(JSON.stringify(next)));
+    this.autopilotRule.configure(next);
+  }
+
+  private sendEcho(node: RaftNode): void {
+    const transport = this.transport;
+    const core = this.core;
+    const advert = this.leaderAdvert(node);
+    if (this.echoing || !transport || !core || !advert) return;
+    this.echoing = true;
+    const echo = encodeControl({ kind: 'echo', id: this.options.nodeId, sealed: core.sealed });
+    void withTimeout(transport.call(advert.cluster, echo), PROBE_TIMEOUT_MS, 'the leader')
+      .catch(() => undefined) // the leader judges silence; nothing to do here
+      .finally(() => {
+        this.echoing = false;
+      });
+  }
+
+  private assess(status: ReturnType<RaftNode['status']>) {
+    return this.autopilotRule.assess(this.memberViews(status), this.clock.now());
+  }
+
+  private memberViews(status: ReturnType<RaftNode['status']>): MemberView[] {
+    const now = this.clock.now();
+    const tickMs = this.options.tickMs ?? 100;
+    const leading = status.role === 'leader';
+    return [...status.conf.voters, ...status.conf.learners].map((id) => {
+      const p = leading ? status.progress[id] : undefined;
+      const echo = this.echoes.get(id);
+      return {
+        id, self: id === status.id, voter: status.conf.voters.includes(id),
+        nonVoter: decodeAdvert(status.addresses[id])?.nonVoter ?? false,
+        answered: p?.answered ?? false,
+        contactMs: p ? p.ticksSinceContact * tickMs : Infinity,
+        trailing: p ? Math.max(0, status.lastIndex - p.match) : Infinity,
+        echo: echo ? { ageMs: now - echo.at, sealed: echo.sealed } : undefined,
+      };
+    });
   }
 
   // ---- sys/storage/raft -----------------------------------------------------------------
@@ -496,6 +712,9 @@ export class ClusterNode implements ClusterControl {
     const status = node.status();
     if (!status.conf.voters.includes(id) && !status.conf.learners.includes(id)) throw new BadRequestError(`no member has node ID "${id}"`);
     if (status.conf.voters.length === 1 && status.conf.voters[0] === id) throw new BadRequestError('cannot remove the last voter of the cluster');
+    if (status.role === 'leader' && !this.autopilotRule.keepsQuorumWithout(this.memberViews(status), id)) {
+      throw new BadRequestError(`cannot remove "${id}": the voters left would lack a reachable quorum; bring the unreachable voters back, or remove those first`);
+    }
     try {
       await node.removeNode(id);
     } catch (err) {
@@ -508,20 +727,21 @@ export class ClusterNode implements ClusterControl {
     const node = this.requireNode();
     const status = node.status();
     const now = this.clock.now();
-    const contactLimit = (this.options.tickMs ?? 100) * 10;
+    // Only the leader's view is the cluster's; a follower's shows what it can, and logs nothing.
+    const { members } = this.autopilotRule.assess(this.memberViews(status), now, { quiet: status.role !== 'leader' });
     const servers: Record<string, AutopilotServer> = {};
     for (const id of [...status.conf.voters, ...status.conf.learners]) {
       const voter = status.conf.voters.includes(id);
-      const healthy = this.isHealthy(status, id, contactLimit);
-      const since = this.healthySince.get(id);
+      const health = members.get(id);
       const contact = id === status.id ? 0 : status.lastContactMs[id];
       servers[id] = {
         id, name: id, address: decodeAdvert(status.addresses[id])?.cluster ?? '', node_status: 'alive',
         last_contact: contact === undefined ? '' : `${(contact / 1000).toFixed(3)}s`,
         last_term: status.term, last_index: id === status.id ? status.lastIndex : status.progress[id]?.match ?? 0,
-        healthy, stable_since: new Date(since ?? now).toISOString(),
+        healthy: health?.healthy ?? false, stable_since: new Date(health?.healthySince ?? now).toISOString(),
         status: id === status.leader ? 'leader' : voter ? 'voter' : 'non-voter',
         version: '0.1.0', node_type: voter ? 'voter' : 'non-voter',
+        reason: health?.reason ?? '',
       };
     }
     const voters = status.conf.voters;
@@ -637,5 +857,21 @@ function freePort(host: string): Promise<number> {
       const { port } = server.address() as net.AddressInfo;
       server.close(() => resolve(port));
     });
+  });
+}
+
+/** Resolves once a TCP connection to `hostPort` opens (and closes it); rejects on error or after `timeoutMs`. */
+function reachable(hostPort: string, timeoutMs: number): Promise<void> {
+  const at = hostPort.lastIndexOf(':');
+  const host = hostPort.slice(0, at).replace(/^\[|\]$/g, '');
+  const port = Number(hostPort.slice(at + 1));
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host, port });
+    socket.setTimeout(timeoutMs, () => socket.destroy(new Error(`no connection within ${timeoutMs} ms`)));
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve();
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) => reject(new Error(err.code ?? err.message)));
   });
 }

@@ -36,6 +36,28 @@ describe('sys/storage/raft on a single node', () => {
     expect(leader.json).toMatchObject({ ha_enabled: true, is_self: true });
   });
 
+  it('reads and sets the autopilot configuration, keeping unset fields, and refuses bad values with 400', async () => {
+    const path = 'sys/storage/raft/autopilot/configuration';
+    const before = await call(t.url, 'GET', path, { token: root });
+    expect(before.status).toBe(200);
+    // The test server runs at the default tick: Vault's defaults.
+    expect(before.json.data).toEqual({ cleanup_dead_servers: false, last_contact_threshold: '2s', max_trailing_logs: 1000, server_stabilization_time: '10s' });
+    expect((await call(t.url, 'POST', path, { token: root, body: { server_stabilization_time: '30s' } })).status).toBe(204);
+    expect((await call(t.url, 'POST', path, { token: root, body: { max_trailing_logs: 50, last_contact_threshold: 5 } })).status).toBe(204);
+    expect((await call(t.url, 'GET', path, { token: root })).json.data).toEqual({
+      cleanup_dead_servers: false, last_contact_threshold: '5s', max_trailing_logs: 50, server_stabilization_time: '30s',
+    });
+    for (const [body, field] of [
+      [{ last_contact_threshold: '0s' }, 'last_contact_threshold'], [{ max_trailing_logs: -1 }, 'max_trailing_logs'],
+      [{ server_stabilization_time: 'soon' }, 'server_stabilization_time'], [{ cleanup_dead_servers: true }, 'cleanup_dead_servers'],
+    ] as const) {
+      const bad = await call(t.url, 'POST', path, { token: root, body });
+      expect({ field, status: bad.status }).toEqual({ field, status: 400 });
+      expect(bad.json.errors[0]).toContain(field);
+    }
+    expect((await call(t.url, 'GET', path)).status).toBe(403);
+  });
+
   it('needs a token with sudo for snapshots, and refuses removing the last voter', async () => {
     expect((await call(t.url, 'GET', 'sys/storage/raft/snapshot')).status).toBe(403);
     const removal = await call(t.url, 'POST', 'sys/storage/raft/remove-peer', { token: root, body: { server_id: 'test' } });

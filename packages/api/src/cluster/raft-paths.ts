@@ -23,6 +23,8 @@ export interface AutopilotServer {
   status: 'leader' | 'voter' | 'non-voter';
   version: string;
   node_type: 'voter' | 'non-voter';
+  /** Why the member is unhealthy, or why a healthy non-voter is not promoted yet; empty otherwise. */
+  reason: string;
 }
 
 export interface AutopilotState {
@@ -35,15 +37,30 @@ export interface AutopilotState {
   servers: Record<string, AutopilotServer>;
 }
 
+/** Autopilot's settings as Vault names them; durations read back as "10s". */
+export interface AutopilotSettings {
+  cleanup_dead_servers: false;
+  last_contact_threshold: string;
+  max_trailing_logs: number;
+  server_stabilization_time: string;
+}
+
 /** What the `sys/storage/raft/` paths need from the node's cluster membership. */
 export interface ClusterControl {
   configuration(): { index: number; servers: PeerView[] };
   removePeer(id: string): Promise<void>;
   autopilotState(): AutopilotState;
+  autopilotConfiguration(): Promise<AutopilotSettings>;
+  /** Milliseconds and entries; fields left out keep their value. */
+  setAutopilotConfiguration(change: { stabilizationMs?: number; lastContactMs?: number; maxTrailingLogs?: number }): Promise<void>;
   /** On a new node: asks the leader for a join challenge; the join completes at unseal. */
   join(leaderApiAddr: string, options: { nonVoter: boolean; leaderCaCert?: string }): Promise<void>;
-  /** On the active node: a challenge only a holder of the root key can answer. */
-  challenge(serverId: string): Promise<{ challenge: string; sealConfig: SealConfig }>;
+  /**
+   * On the active node: a challenge only a holder of the root key can answer, with what the
+   * joining node needs before it is added (the cluster's TLS, readable with the root key, and
+   * the leader's ID and cluster address, which it checks it can reach).
+   */
+  challenge(serverId: string): Promise<{ challenge: string; sealConfig: SealConfig; tls: string; leaderId: string; clusterAddr: string }>;
   /** On the active node: checks the answer and adds the node as a non-voter. */
   answer(request: { serverId: string; answer: string; clusterAddr: string; apiAddr: string; nonVoter: boolean }): Promise<Record<string, unknown>>;
   snapshot(): Promise<Readable>;
@@ -92,8 +109,8 @@ export function raftPaths(cluster: ClusterControl): PathDefinition[] {
       fields: { server_id: { type: 'string', required: true } },
       operations: {
         update: async (_req, f) => {
-          const { challenge, sealConfig } = await cluster.challenge(requireId(f.string('server_id')));
-          return { data: { challenge, seal_config: sealConfig } };
+          const { challenge, sealConfig, tls, leaderId, clusterAddr } = await cluster.challenge(requireId(f.string('server_id')));
+          return { data: { challenge, seal_config: sealConfig, tls, leader_id: leaderId, cluster_addr: clusterAddr } };
         },
       },
     }),
@@ -138,6 +155,36 @@ export function raftPaths(cluster: ClusterControl): PathDefinition[] {
       pattern: 'storage/raft/autopilot/state',
       restricted: true,
       operations: { read: async () => ({ data: cluster.autopilotState() as unknown as Record<string, unknown> }) },
+    }),
+    definePath({
+      pattern: 'storage/raft/autopilot/configuration',
+      restricted: true,
+      fields: {
+        server_stabilization_time: { type: 'duration' },
+        last_contact_threshold: { type: 'duration' },
+        max_trailing_logs: { type: 'int' },
+        cleanup_dead_servers: { type: 'bool' },
+      },
+      operations: {
+        read: async () => ({ data: { ...(await cluster.autopilotConfiguration()) } }),
+        update: async (_req, f) => {
+          if (f.bool('cleanup_dead_servers')) throw new BadRequestError('invalid value for "cleanup_dead_servers": removing dead servers automatically is not supported; remove them with remove-peer');
+          const change: { stabilizationMs?: number; lastContactMs?: number; maxTrailingLogs?: number } = {};
+          if (f.has('server_stabilization_time')) change.stabilizationMs = f.int('server_stabilization_time') * 1000;
+          if (f.has('last_contact_threshold')) {
+            const seconds = f.int('last_contact_threshold');
+            if (seconds <= 0) throw new BadRequestError('invalid value for "last_contact_threshold": must be a positive duration, e.g. "10s"');
+            change.lastContactMs = seconds * 1000;
+          }
+          if (f.has('max_trailing_logs')) {
+            const n = f.int('max_trailing_logs');
+            if (!Number.isSafeInteger(n) || n < 0) throw new BadRequestError('invalid value for "max_trailing_logs": must be a non-negative integer');
+            change.maxTrailingLogs = n;
+          }
+          await cluster.setAutopilotConfiguration(change);
+          return null;
+        },
+      },
     }),
     definePath({
       pattern: 'storage/raft/snapshot',

@@ -312,8 +312,8 @@ test('after the active node is SIGKILLed another becomes active within seconds, 
   await expectAcknowledged(live());
   // Two of three voters still make a quorum: writes go on, through either survivor.
   for (const n of live()) await put(n.apiAddr, `during-outage-${n.id}`, `written while ${active.id} was down`);
-  // Autopilot gives a member 10 ticks without contact before it counts as unhealthy, and a new
-  // leader starts counting at its election.
+  // A member counts as healthy for a new leader only once it has answered that leader, which
+  // the killed node never does.
   const state = await until('autopilot to see the dead node', 5_000, async () => {
     const s = await autopilot(next.apiAddr);
     return s.servers[active.id]?.healthy === false ? s : undefined;

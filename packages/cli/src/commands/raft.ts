@@ -83,8 +83,10 @@ export async function raftCommand(argv: string[], client: ApiClientOptions, out:
       const state = (body as { data: Record<string, unknown> }).data;
       out.write(`Healthy:             ${String(state['healthy'])}\nFailure Tolerance:   ${String(state['failure_tolerance'])}\nLeader:              ${String(state['leader'])}\n`);
       const servers = Object.values(state['servers'] as Record<string, Record<string, unknown>>);
-      table(out, ['Node', 'Address', 'Status', 'Healthy', 'Last Index', 'Last Contact'], servers.map((s) => [
+      // The reason goes last: it is the one column with spaces in it.
+      table(out, ['Node', 'Address', 'Status', 'Healthy', 'Last Index', 'Last Contact', 'Reason'], servers.map((s) => [
         String(s['id']), String(s['address']), String(s['status']), String(s['healthy']), String(s['last_index']), String(s['last_contact']),
+        typeof s['reason'] === 'string' && s['reason'] !== '' ? s['reason'] : '-',
       ]));
       return 0;
     }

@@ -45,7 +45,7 @@ describe('PeerProgress', () => {
     expect(pr.isPaused()).toBe(true);
     pr.becomeProbe();
     expect([pr.state, pr.next]).toEqual(['probe', 51]);
-    expect(pr.toStatus()).toEqual({ match: 0, next: 51, state: 'probe', ticksSinceContact: 0, learner: true });
+    expect(pr.toStatus()).toEqual({ match: 0, next: 51, state: 'probe', ticksSinceContact: 0, answered: false, learner: true });
   });
 });
 

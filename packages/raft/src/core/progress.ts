@@ -20,6 +20,12 @@ export class PeerProgress {
   pendingSnapshot = 0;
   ticksSinceContact = 0;
   /**
+   * Whether the peer has answered this leader since it took the lead or added the peer. Until
+   * then `ticksSinceContact` counts from the moment this progress was made, not from any answer,
+   * so a peer that is down or unreachable looks in touch for a while.
+   */
+  answered = false;
+  /**
    * The leader tick at which it sent the newest heartbeat this peer answered. The peer ignores
    * votes for an election timeout after receiving that heartbeat, so the leader's lease through
    * this peer lasts an election timeout from the *send*, not from the answer.
@@ -126,6 +132,6 @@ export class PeerProgress {
   }
 
   toStatus(): Progress {
-    return { match: this.match, next: this.next, state: this.state, ticksSinceContact: this.ticksSinceContact, learner: this.learner };
+    return { match: this.match, next: this.next, state: this.state, ticksSinceContact: this.ticksSinceContact, answered: this.answered, learner: this.learner };
   }
 }

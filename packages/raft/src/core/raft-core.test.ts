@@ -591,6 +591,26 @@ describe('membership', () => {
     expect(a.status().commit).toBe(q.index);
   });
 
+  test('a peer counts as answered only once it has answered this leader: not when added, not after a new leader takes over', () => {
+    const net = Net.bootstrap(['a', 'b', 'c']);
+    const a = net.elect('a');
+    // A learner that never answers (unreachable) has a fresh contact count but no answer.
+    net.drop = (m) => m.from === 'l' || m.to === 'l';
+    a.proposeConfChange({ type: 'addLearner', node: 'l', context: utf8.encode('addr') });
+    net.stabilize();
+    net.tick(1);
+    expect(a.status().progress['l']).toMatchObject({ answered: false });
+    expect(a.status().progress['b']).toMatchObject({ answered: true });
+    // c goes down, then a new leader takes over: c has not answered it, however few ticks passed.
+    net.drop = (m) => m.from === 'c' || m.to === 'c' || m.from === 'l' || m.to === 'l';
+    const b = net.elect('b');
+    expect(b.status().progress['c']).toMatchObject({ answered: false, ticksSinceContact: 0 });
+    expect(b.status().progress['a']).toMatchObject({ answered: true });
+    net.drop = () => false;
+    net.tick(1);
+    expect(b.status().progress['c']).toMatchObject({ answered: true });
+  });
+
   test('a leader that applies its own removal steps down and never campaigns again', () => {
     const net = Net.bootstrap(['a', 'b', 'c']);
     const a = net.elect('a');

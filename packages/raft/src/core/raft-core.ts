@@ -553,10 +553,12 @@ export class RaftCore {
     switch (m.type) {
       case 'appendResp':
         pr.ticksSinceContact = 0;
+        pr.answered = true;
         this.handleAppendResp(m, pr);
         break;
       case 'heartbeatResp':
         pr.ticksSinceContact = 0;
+        pr.answered = true;
         this.handleHeartbeatResp(m, pr);
         break;
       default:

@@ -168,6 +168,8 @@ export interface Progress {
   state: 'probe' | 'replicate' | 'snapshot';
   /** Ticks since the follower last answered the leader. */
   ticksSinceContact: number;
+  /** Whether the follower has answered this leader at all (since the lead or since it was added). */
+  answered: boolean;
   learner: boolean;
 }
 

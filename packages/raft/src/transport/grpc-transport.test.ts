@@ -231,6 +231,24 @@ describe('GrpcTransport failures', () => {
     expect(seen[0]).toBeGreaterThanOrEqual(10);
   });
 
+  it('dials a peer that came back as soon as it opens a stream, not when the backoff runs out', async () => {
+    // Backoffs far longer than the test: only the comeback itself can make a dial again.
+    const slow = { reconnect: { initialMs: 60_000, maxMs: 60_000 } };
+    const [a, b] = [await startNode('a', slow), await startNode('b', slow)];
+    connect(a, b);
+    const address = b.transport.address;
+    await b.transport.close();
+    a.transport.send(numbered('a', 'b', 0, 1));
+    await waitFor('b to be unreachable', () => a.unreachable.includes('b'));
+    const restarted = await startNode('b', { ...slow, listen: address });
+    restarted.transport.setPeer('a', a.transport.address);
+    let term = 1;
+    await waitFor('a message from a to reach the restarted b', () => {
+      a.transport.send(numbered('a', 'b', term++, 1));
+      return restarted.received.length > 0;
+    }, 15_000);
+  });
+
   it('refuses a peer whose certificate another CA signed, in both directions', async () => {
     const a = await startNode('a');
     const mallory = await startNode('m', { tls: { ca: foreignTls.caCert, cert: foreignTls.cert, key: foreignTls.key } });

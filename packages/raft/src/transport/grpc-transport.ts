@@ -180,6 +180,7 @@ export class GrpcTransport implements Transport {
       server.forceShutdown();
       throw err;
     }
+    for (const peer of this.peers.values()) peer.dial();
   }
 
   /** The port listened on; known once start() resolved. */
@@ -197,7 +198,9 @@ export class GrpcTransport implements Transport {
     if (this.closed || this.peers.get(id)?.address === address) return;
     this.removePeer(id);
     const client = new Client(address, this.channelCredentials, this.channelOptions);
-    this.peers.set(id, new PeerSender(id, address, client, this.senderContext));
+    const peer = new PeerSender(id, address, client, this.senderContext);
+    this.peers.set(id, peer);
+    if (this.boundPort !== null) peer.dial();
   }
 
   /**
@@ -331,6 +334,14 @@ export class GrpcTransport implements Transport {
       previous();
     }
     this.inbound.set(from, end);
+    // The peer is up: if our stream to it failed, dial it again now, with a fresh client, rather
+    // than once our backoff and gRPC's run out (up to two seconds each), which would keep a
+    // restarted member from hearing its leader, and serving, for that long.
+    const out = this.peers.get(from);
+    if (out?.backingOff) {
+      this.removePeer(from);
+      this.setPeer(from, out.address);
+    }
     call.on('data', (batch: WireBatch) => {
       if (this.inbound.get(from) === end) this.deliver(batch);
     });

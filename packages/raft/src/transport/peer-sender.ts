@@ -139,6 +139,19 @@ export class PeerSender {
     else queue.splice(0, i);
   }
 
+  /** Whether the last stream failed and the retry timer has not fired yet. */
+  get backingOff(): boolean {
+    return this.retry !== null;
+  }
+
+  /**
+   * Opens the stream now rather than with the first message, so that the peer learns at once
+   * that this node is up (and, if it was backing off from us, dials back without waiting).
+   */
+  dial(): void {
+    if (this.call === null && this.retry === null) this.open();
+  }
+
   /** Ends the stream at once, dropping what is queued; the sender is not used afterwards. */
   close(): void {
     this.retry?.cancel();
