@@ -408,6 +408,7 @@ export class ClusterNode implements ClusterControl {
     this.node = null;
     this.transport = null;
     this.storage.attach(null);
+    this.feed.attach(null);
     // Closing the node closes its transport; a transport whose node never opened is closed here.
     if (node) await node.close().catch(() => undefined);
     else await transport?.close();
