@@ -4,6 +4,7 @@
  * everything up front so that compiling an ACL (which happens on token use) cannot fail.
  */
 import { BadRequestError } from '../errors';
+import { checkPathName } from '../path-names';
 import { HclParseError, HclParser } from './hcl-parser';
 
 export type Capability = 'create' | 'read' | 'update' | 'patch' | 'delete' | 'list' | 'sudo' | 'deny';
@@ -88,6 +89,7 @@ export function normalizePolicyName(name: string): string {
 
 /** Throws unless `name` (already normalized) is usable as a policy name. */
 export function validatePolicyName(name: string): void {
+  checkPathName('name', name);
   if (name.length === 0) throw new BadRequestError('name: policy name must not be empty');
   if (name.length > MAX_POLICY_NAME_LENGTH) {
     throw new BadRequestError(`name: policy name must be at most ${MAX_POLICY_NAME_LENGTH} characters`);

@@ -139,10 +139,18 @@ describe('sys/policies/acl', () => {
     expect((await failure(r.call('read', 'sys/policies/acl/empty', r.root))).status).toBe(404);
   });
 
-  it.each(['bad name!', 'a//b', 'trailing/'])('refuses the policy name %j', async (name) => {
-    const r = await rig({ engines: [kvEngine] });
-    expect((await failure(r.call('update', `sys/policies/acl/${name}`, r.root, { policy: HCL }))).status).toBe(400);
-  });
+  it.each(['bad name!', 'a//b', 'trailing/', '.', '..', 'team/..', 'team/./x', 'a\u0000b', 'a\ud800', 'p'.repeat(300)])(
+    'refuses the policy name %j, naming the field',
+    async (name) => {
+      const r = await rig({ engines: [kvEngine] });
+      for (const path of [`sys/policies/acl/${name}`, `sys/policy/${name}`]) {
+        const err = await failure(r.call('update', path, r.root, { policy: HCL }));
+        expect(err.status).toBe(400);
+        expect(err.message).toMatch(/"?name"?:? /);
+      }
+      expect(data(await r.ok('list', 'sys/policies/acl', r.root))['keys']).toEqual(['default', 'root']);
+    },
+  );
 
   it('refuses a policy over the size limit with a 400 naming policy, and keeps serving', async () => {
     const r = await rig({ engines: [kvEngine] });
