@@ -5,6 +5,7 @@
  */
 import { BadRequestError } from '../errors';
 import { checkPathName } from '../path-names';
+import { hclNestingDepth } from './hcl-nesting';
 import { HclParseError, HclParser } from './hcl-parser';
 
 export type Capability = 'create' | 'read' | 'update' | 'patch' | 'delete' | 'list' | 'sudo' | 'deny';
@@ -79,6 +80,9 @@ const TOP_LEVEL_KEYS: ReadonlySet<string> = new Set(['path', 'name']);
  */
 export const MAX_POLICY_BYTES = 32 * 1024;
 
+/** Real policies nest three or four levels; see hcl-nesting.ts for why deeper ones are refused. */
+export const MAX_POLICY_NESTING = 32;
+
 const MAX_POLICY_NAME_LENGTH = 128;
 const POLICY_NAME_CHARS = /^[a-z0-9._@+=,:\/-]+$/;
 
@@ -148,6 +152,9 @@ async function decode(text: string): Promise<Record<string, unknown>> {
     }
     if (!isPlainObject(value)) throw new BadRequestError('policy: a JSON policy must be an object');
     return value;
+  }
+  if (hclNestingDepth(text) > MAX_POLICY_NESTING) {
+    throw new BadRequestError(`policy: nested more than ${MAX_POLICY_NESTING} levels deep`);
   }
   let value: unknown;
   try {

@@ -184,6 +184,23 @@ describe('sys/policies/acl', () => {
     expect((await writing).status).toBe(400);
   });
 
+  it('refuses deeply nested policies before parsing them, and the next policy parses', async () => {
+    const r = await rig({ engines: [kvEngine] });
+    const shapes = [
+      (d: number) => `path "a" {\n  x = ${'{a='.repeat(d)}1${'}'.repeat(d)}\n}\n`,
+      (d: number) => `path "a" {\n  x = ${'['.repeat(d)}${']'.repeat(d)}\n}\n`,
+      (d: number) => `${'a {\n'.repeat(d)}${'}\n'.repeat(d)}`,
+    ];
+    for (const shape of shapes) {
+      for (const depth of [33, 4096]) {
+        const err = await failure(r.call('update', 'sys/policies/acl/nested', r.root, { policy: shape(depth) }));
+        expect(err.status).toBe(400);
+        expect(err.message).toBe('policy: nested more than 32 levels deep');
+      }
+    }
+    await r.ok('update', 'sys/policies/acl/plain', r.root, { policy: HCL });
+  });
+
   it('answers 404 for a missing policy and 204 for deleting one', async () => {
     const r = await rig({ engines: [kvEngine] });
     expect((await failure(r.call('read', 'sys/policies/acl/nope', r.root))).status).toBe(404);
