@@ -1,7 +1,7 @@
 import { BadRequestError } from './errors';
 import { ACL } from './policy/acl';
 import { DEFAULT_POLICY_NAME, DEFAULT_POLICY_TEXT } from './policy/default-policy';
-import { normalizePolicyName, parsePolicy, validatePolicyName, type Policy } from './policy/policy';
+import { checkPolicySize, normalizePolicyName, parsePolicy, validatePolicyName, type Policy } from './policy/policy';
 import { collectKeys, type LogicalStorage } from './storage/logical';
 
 /** Where the root namespace keeps its policies; other namespaces pass their own prefix. */
@@ -56,6 +56,7 @@ export class PolicyStore {
     const name = normalizePolicyName(rawName);
     validatePolicyName(name);
     if (name === ROOT) throw new BadRequestError('cannot update the "root" policy');
+    checkPolicySize(text);
     const policy = await parsePolicy(name, text);
     await this.storage.put(this.prefix + name, Buffer.from(text));
     this.generation++;

@@ -127,6 +127,7 @@ export class AuditBroker {
       // Overlapping paths would make `sys/audit-hash/<path>` ambiguous, so Vault refuses them.
       const clash = this.entries.find((e) => e.path.startsWith(path) || path.startsWith(e.path));
       if (clash) throw new BadRequestError(`invalid value for "path": path is already in use at "${clash.path}"`);
+      this.factories.get(type)?.checkNewOptions?.(options);
       const entry: StoredDevice = { path, type, description, options: { ...options }, local, salt: randomBytes(32).toString('base64') };
       const device = await this.openDevice(entry);
       const next = [...this.entries, entry];

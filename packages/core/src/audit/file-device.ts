@@ -1,5 +1,6 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
+import { isAbsolute } from 'node:path';
 import { BadRequestError } from '../errors';
 import { formatRequestEntry, formatResponseEntry, hmacOf, type FormatOptions } from './format';
 import type { AuditDevice, AuditDeviceConfig, AuditDeviceFactory, AuditRequestInput, AuditResponseInput } from './types';
@@ -106,6 +107,9 @@ class FileAuditDevice implements AuditDevice {
   }
 }
 
+// `-` is the common shell spelling of standard output.
+const SPECIAL_FILE_PATHS: ReadonlySet<string> = new Set(['stdout', '-', 'discard']);
+
 /**
  * The `file` audit device: one JSON object per line, appended to `file_path` (or written to
  * stdout, or dropped with `discard`). Options as Vault takes them: `file_path`, `mode`,
@@ -113,6 +117,15 @@ class FileAuditDevice implements AuditDevice {
  */
 export const fileAuditDevice: AuditDeviceFactory = {
   type: 'file',
+  // A relative path would land wherever the server happened to be started, and a number or a
+  // boolean arrives here already turned into a string ("0"), so only these three forms are taken.
+  checkNewOptions(options) {
+    const filePath = options['file_path'] ?? options['path'] ?? '';
+    if (filePath === '' || SPECIAL_FILE_PATHS.has(filePath)) return;
+    if (!isAbsolute(filePath) || filePath.includes('\0')) {
+      throw new BadRequestError('invalid value for "options.file_path": must be an absolute file path, "stdout" or "discard"');
+    }
+  },
   async create(config) {
     const { options } = config;
     // Vault still honours `path`, the option's name before `file_path`.
@@ -129,7 +142,6 @@ export const fileAuditDevice: AuditDeviceFactory = {
     const formatOptions: FormatOptions = { hash: logRaw ? null : (input) => hmacOf(salt, input), hmacAccessor };
 
     let sink: Sink;
-    // `-` is the common shell spelling of standard output.
     if (filePath === 'stdout' || filePath === '-') sink = stdoutSink;
     else if (filePath === 'discard') sink = discardSink;
     else sink = new FileSink(await openLogFile(filePath, mode));

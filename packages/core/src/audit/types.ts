@@ -116,4 +116,9 @@ export interface AuditDeviceFactory {
    * unwritable destination is refused at enable time, naming the option (BadRequestError).
    */
   create(config: AuditDeviceConfig): Promise<AuditDevice>;
+  /**
+   * Rules checked only when a device is enabled, not when a stored one is reopened at unseal: a
+   * rule added in a later version must not stop a server holding an older device from unsealing.
+   */
+  checkNewOptions?(options: Readonly<Record<string, string>>): void;
 }

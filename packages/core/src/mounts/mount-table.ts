@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { BadRequestError } from '../errors';
+import { checkPathName } from '../path-names';
 import type { Barrier } from '../seal/barrier';
 
 export interface MountConfig {
@@ -42,6 +43,7 @@ const RESERVED: Record<TableKind, string[]> = {
 export const BUILTIN_TYPES: ReadonlySet<string> = new Set(['system', 'token', 'identity']);
 
 export function normalizeMountPath(field: string, raw: string): string {
+  checkPathName(field, raw);
   let path = raw.trim().replace(/^\/+/, '');
   if (path === '' || path === '/') throw new BadRequestError(`invalid value for "${field}": the path must not be empty`);
   if (!path.endsWith('/')) path += '/';

@@ -1,4 +1,5 @@
 import { BadRequestError, NotFoundError } from '../errors';
+import { checkPathName } from '../path-names';
 import { BUILTIN_TYPES, MountTable } from '../mounts/mount-table';
 import { PolicyStore } from '../policy-store';
 import type { Barrier } from '../seal/barrier';
@@ -144,6 +145,7 @@ export class NamespaceRegistry {
 
   /** Creates `name` (one or more segments) under `parent`; every ancestor must exist. */
   async create(parent: NamespaceView, name: string, customMetadata: Record<string, string>, setup: (view: NamespaceView) => Promise<void>): Promise<NamespaceView> {
+    checkPathName('path', name);
     const segs = name.split('/').filter((s) => s !== '');
     if (segs.length === 0) throw new BadRequestError('invalid value for "path": the namespace path must not be empty');
     for (const seg of segs) {

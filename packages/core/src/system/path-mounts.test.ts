@@ -310,6 +310,26 @@ describe('disabling and moving mounts', () => {
     expect(r.core.mounts.get('a/')).toBeDefined();
   });
 
+  it('refuses mount paths and remount targets no URL could name, with a 400 naming the field', async () => {
+    const r = await rig({ engines: [kvEngine] });
+    await r.ok('update', 'sys/mounts/a', r.root, { type: 'kv' });
+    const mounted = Object.keys(data(await r.ok('read', 'sys/mounts', r.root))).sort();
+    const bad = ['a\u0000b', 'a\ud800b', 'x'.repeat(1024 * 1024), 'x/../y', 'tab\there'];
+    for (const path of bad) {
+      for (const group of ['mounts', 'auth']) {
+        const err = await failure(r.call('update', `sys/${group}/${path}`, r.root, { type: group === 'auth' ? 'userpass' : 'kv' }));
+        expect(err.status).toBe(400);
+        expect(err.message).toMatch(/^invalid value for "path"/);
+      }
+      const to = await failure(r.call('update', 'sys/remount', r.root, { from: 'a', to: path }));
+      expect(to.status).toBe(400);
+      expect(to.message).toMatch(/^invalid value for "to"/);
+      const from = await failure(r.call('update', 'sys/remount', r.root, { from: path, to: 'b' }));
+      expect(from.message).toMatch(/^invalid value for "from"/);
+    }
+    expect(Object.keys(data(await r.ok('read', 'sys/mounts', r.root))).sort()).toEqual(mounted);
+  });
+
   it('requires sudo to move a mount', async () => {
     const r = await rig({ engines: [kvEngine] });
     await r.ok('update', 'sys/mounts/a', r.root, { type: 'kv' });

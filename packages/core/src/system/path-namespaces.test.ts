@@ -37,6 +37,11 @@ describe('namespaces', () => {
     expect((await r.call('update', 'sys/namespaces/team', r.root)).status).toBe(400);
     expect((await r.call('update', 'sys/namespaces/bad name', r.root)).body.errors[0]).toMatch(/"path"/);
     expect((await r.call('update', 'sys/namespaces/sys', r.root)).status).toBe(400);
+    for (const name of ['a\u0000b', 'a\ud800', 'n'.repeat(300), 'team/..', '..']) {
+      const reply = await r.call('update', `sys/namespaces/${name}`, r.root);
+      expect(reply.status).toBe(400);
+      expect(reply.body.errors[0]).toMatch(/^invalid value for "path"/);
+    }
     expect((await r.call('update', 'sys/namespaces/missing/child', r.root)).body.errors[0]).toMatch(/parent namespace "missing\/" does not exist/);
     expect((await r.call('read', 'sys/namespaces/nope', r.root)).status).toBe(404);
     expect((await inNs(r, 'nope', 'read', 'sys/mounts', r.root)).status).toBe(404);

@@ -8,6 +8,17 @@ path "secret/data/app/*" {
 }
 `;
 
+/** A list of numbers: the costliest shape per byte for the HCL parser. */
+function numbersPolicy(bytes: number): string {
+  const items: number[] = [];
+  let length = 0;
+  for (let i = 0; length < bytes; i++) {
+    items.push(i);
+    length += String(i).length + 1;
+  }
+  return `path "a" {\n  x = [${items.join(',')}]\n}\n`;
+}
+
 const JSON_POLICY = JSON.stringify({ path: { 'secret/data/json/*': { capabilities: ['create', 'update'] } } });
 
 describe('sys/policies/acl', () => {
@@ -128,9 +139,66 @@ describe('sys/policies/acl', () => {
     expect((await failure(r.call('read', 'sys/policies/acl/empty', r.root))).status).toBe(404);
   });
 
-  it.each(['bad name!', 'a//b', 'trailing/'])('refuses the policy name %j', async (name) => {
+  it.each(['bad name!', 'a//b', 'trailing/', '.', '..', 'team/..', 'team/./x', 'a\u0000b', 'a\ud800', 'p'.repeat(300)])(
+    'refuses the policy name %j, naming the field',
+    async (name) => {
+      const r = await rig({ engines: [kvEngine] });
+      for (const path of [`sys/policies/acl/${name}`, `sys/policy/${name}`]) {
+        const err = await failure(r.call('update', path, r.root, { policy: HCL }));
+        expect(err.status).toBe(400);
+        expect(err.message).toMatch(/"?name"?:? /);
+      }
+      expect(data(await r.ok('list', 'sys/policies/acl', r.root))['keys']).toEqual(['default', 'root']);
+    },
+  );
+
+  it('refuses a policy over the size limit with a 400 naming policy, and keeps serving', async () => {
     const r = await rig({ engines: [kvEngine] });
-    expect((await failure(r.call('update', `sys/policies/acl/${name}`, r.root, { policy: HCL }))).status).toBe(400);
+    const huge = `path "secret/*" {\n  capabilities = ["read"]\n  comment = "${'x'.repeat(2 * 1024 * 1024)}"\n}\n`;
+    for (const field of ['policy', 'rules']) {
+      const err = await failure(r.call('update', `sys/policy/huge-${field}`, r.root, { [field]: huge }));
+      expect(err.status).toBe(400);
+      expect(err.message).toMatch(/^policy: .*more than the limit of 32768/);
+    }
+    const limit = numbersPolicy(32 * 1024 + 1);
+    expect((await failure(r.call('update', 'sys/policies/acl/just-over', r.root, { policy: limit }))).status).toBe(400);
+    // The parser still works, and tokens holding the default policy still look themselves up.
+    await r.ok('update', 'sys/policies/acl/after', r.root, { policy: HCL });
+    const { client_token: token } = await r.token(r.root, { policies: ['default'] });
+    await r.ok('update', 'sys/seal', r.root);
+    await r.core.unseal(r.key);
+    expect(await r.works(token)).toBe(true);
+  });
+
+  it('answers other requests while a large policy parses', async () => {
+    const r = await rig({ engines: [kvEngine] });
+    let settled = false;
+    const writing = r.call('update', 'sys/policies/acl/large', r.root, { policy: numbersPolicy(31 * 1024) }).finally(() => {
+      settled = true;
+    });
+    // A parse on this thread would hold back the timer until it had finished.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    await r.ok('read', 'sys/mounts', r.root);
+    expect(settled).toBe(false);
+    // Parsed, then refused for its unknown key "x": the point is only that it did not block.
+    expect((await writing).status).toBe(400);
+  });
+
+  it('refuses deeply nested policies before parsing them, and the next policy parses', async () => {
+    const r = await rig({ engines: [kvEngine] });
+    const shapes = [
+      (d: number) => `path "a" {\n  x = ${'{a='.repeat(d)}1${'}'.repeat(d)}\n}\n`,
+      (d: number) => `path "a" {\n  x = ${'['.repeat(d)}${']'.repeat(d)}\n}\n`,
+      (d: number) => `${'a {\n'.repeat(d)}${'}\n'.repeat(d)}`,
+    ];
+    for (const shape of shapes) {
+      for (const depth of [33, 4096]) {
+        const err = await failure(r.call('update', 'sys/policies/acl/nested', r.root, { policy: shape(depth) }));
+        expect(err.status).toBe(400);
+        expect(err.message).toBe('policy: nested more than 32 levels deep');
+      }
+    }
+    await r.ok('update', 'sys/policies/acl/plain', r.root, { policy: HCL });
   });
 
   it('answers 404 for a missing policy and 204 for deleting one', async () => {

@@ -2,6 +2,7 @@ import type { Core } from '../core';
 import { BadRequestError, PermissionDeniedError } from '../errors';
 import type { FieldData } from '../framework/fields';
 import type { AuthResult, BackendRequest, BackendResponse } from '../framework/types';
+import { checkPathName } from '../path-names';
 import { normalizePolicyName } from '../policy/policy';
 import { parseCidrs } from './cidr';
 import type { TokenEntry } from './token-entry';
@@ -9,6 +10,19 @@ import type { TokenEntry } from './token-entry';
 function sanitizeDisplayName(name: string): string {
   const clean = name.trim().replace(/[^A-Za-z0-9-]+/g, '-').replace(/^-+|-+$/g, '');
   return clean === '' ? 'token' : `token-${clean}`;
+}
+
+/**
+ * The `id` asked for, if any. It must arrive as a JSON string: the field layer would turn 1e400
+ * into "Infinity" and true into "true". A '.' is refused as Vault does, which also keeps custom
+ * IDs apart from generated ones (`hvs.`) and out of anything that reads dots as separators.
+ */
+function customTokenId(f: FieldData): string | undefined {
+  const raw = f.raw['id'];
+  if (raw === undefined || raw === null || raw === '') return undefined;
+  checkPathName('id', raw);
+  if (raw.includes('.')) throw new BadRequestError('invalid value for "id": a custom token ID must not contain "."');
+  return raw;
 }
 
 export function authOf(id: string, entry: TokenEntry, now: number): AuthResult {
@@ -70,7 +84,8 @@ export async function createToken(core: Core, req: BackendRequest, f: FieldData,
   if (f.bool('no_parent') && !forceOrphan && !privileged) {
     throw new BadRequestError('root or sudo privileges required to create an orphan token with "no_parent"');
   }
-  if (f.has('id') && f.string('id') !== '' && !parentIsRoot) {
+  const customId = customTokenId(f);
+  if (customId !== undefined && !parentIsRoot) {
     throw new BadRequestError('root privileges required to specify a token "id"');
   }
   const typeRaw = f.has('type') ? f.string('type') : 'service';
@@ -83,7 +98,7 @@ export async function createToken(core: Core, req: BackendRequest, f: FieldData,
   if (type === 'batch') {
     if (period > 0) throw new BadRequestError('invalid value for "period": batch tokens cannot be periodic');
     if (numUses > 0) throw new BadRequestError('invalid value for "num_uses": batch tokens cannot have a use limit');
-    if (f.string('id') !== '') throw new BadRequestError('invalid value for "id": batch tokens cannot have a custom ID');
+    if (customId !== undefined) throw new BadRequestError('invalid value for "id": batch tokens cannot have a custom ID');
     if (policies.includes('root')) throw new BadRequestError('invalid value for "policies": batch tokens cannot be root tokens');
   }
   const cidrs = parseCidrs(f.has('token_bound_cidrs') ? 'token_bound_cidrs' : 'bound_cidrs', [...f.list('bound_cidrs'), ...f.list('token_bound_cidrs')]);
@@ -129,6 +144,6 @@ export async function createToken(core: Core, req: BackendRequest, f: FieldData,
     entityId: parent.entityId,
     // A token belongs to the namespace it was created in, and works there and below.
     namespace: req.namespace.id,
-  }, f.string('id') || undefined);
+  }, customId);
   return { auth: authOf(id, entry, now), ...(warnings.length ? { warnings } : {}) };
 }

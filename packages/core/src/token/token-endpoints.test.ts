@@ -3,7 +3,7 @@
  * create (and its rules), lookup, renew and revoke in all their forms, batch tokens, bound CIDRs
  * and use limits. Time only moves when a test advances the FakeClock.
  */
-import { START, rig, type Rig } from '../test-support/core-rig';
+import { START, failure, rig, type Rig } from '../test-support/core-rig';
 
 const HOUR = 3600;
 const DAY = 24 * HOUR;
@@ -238,6 +238,23 @@ describe('auth/token/create: other fields', () => {
   it('refuses a chosen ID with the batch token prefix', async () => {
     const r = await rig();
     expect((await r.call('update', 'auth/token/create', r.root, { id: 'hvb.mine' })).status).toBe(400);
+  });
+
+  it.each([
+    ['a number too large for a double', JSON.parse('1e400') as unknown, /"id": must be a string/],
+    ['a boolean', true, /"id": must be a string/],
+    ['a number', 42, /"id": must be a string/],
+    ['a relative path', '../../x', /"id"/],
+    ['a dot', 'my.token', /"id": a custom token ID must not contain "\."/],
+    ['a NUL byte', 'a\u0000b', /"id": must not contain NUL/],
+    ['a lone surrogate', '\ud800', /"id": must be valid Unicode/],
+    ['an over-long value', 'x'.repeat(300), /"id": 300 bytes is longer/],
+  ])('refuses a chosen ID that is %s, and creates nothing', async (_what, id, message) => {
+    const r = await rig();
+    const err = await failure(r.call('update', 'auth/token/create', r.root, { id }));
+    expect(err.status).toBe(400);
+    expect(err.message).toMatch(message);
+    for (const tried of ['Infinity', 'true', '42', '../../x', 'my.token']) expect(await r.works(tried)).toBe(false);
   });
 
   it('makes orphans with create-orphan, even for a parent without sudo', async () => {

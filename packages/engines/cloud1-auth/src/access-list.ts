@@ -56,6 +56,11 @@ export function denyListKey(tagValue: string): string {
   return KEYS.denyListPrefix + Buffer.from(tagValue, 'utf8').toString('base64url');
 }
 
+/** The tag a deny list key was made from (the last segment of `denyListKey`). */
+export function tagValueOfKey(key: string): string {
+  return Buffer.from(key, 'base64url').toString('utf8');
+}
+
 export function readDenyListEntry(storage: LogicalStorage, tagValue: string): Promise<DenyListEntry | null> {
   return getJson<DenyListEntry>(storage, denyListKey(tagValue));
 }

@@ -1,5 +1,5 @@
 import { BadRequestError, definePath, putJson, type PathDefinition } from '@strongroom/core';
-import { denyListKey, readDenyListEntry, type DenyListEntry } from './access-list';
+import { denyListKey, readDenyListEntry, tagValueOfKey, type DenyListEntry } from './access-list';
 import type { Cloud1Context } from './context';
 import { readRole } from './role';
 import { parseRoleTagValue, roleTagMacValid, tagValueFromInput } from './role-tag';
@@ -10,8 +10,10 @@ export function denyListPaths(ctx: Cloud1Context): PathDefinition[] {
   return ['roletag-denylist', 'roletag-blacklist'].flatMap((base) => [
     definePath({
       pattern: `${base}/?`,
-      operations: { list: async (req) => ({ data: { keys: await req.storage.list(KEYS.denyListPrefix) } }) },
-      help: 'Lists the deny-listed role tags (base64url of each tag value).',
+      operations: {
+        list: async (req) => ({ data: { keys: (await req.storage.list(KEYS.denyListPrefix)).map(tagValueOfKey) } }),
+      },
+      help: 'Lists the deny-listed role tags.',
     }),
     definePath({
       pattern: `${base}/(?<role_tag>.+)`,

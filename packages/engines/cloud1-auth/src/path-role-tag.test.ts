@@ -129,16 +129,21 @@ describe('role tags', () => {
 });
 
 describe('the role tag deny list', () => {
-  it('lists, reads and deletes entries by the tag or its base64, under both names', async () => {
+  it('lists the tags themselves, and reads and deletes entries by the tag or its base64, under both names', async () => {
     const { r, tag } = await setup();
-    const { tag_value: value } = await tag();
+    // Tags carry base64 (a nonce and a MAC), so most hold a '/' or a '+' and all an '='; the
+    // first one holding all three is the one that shows a key is never split or re-encoded.
+    let value = '';
+    for (let i = 0; i < 200 && !(value.includes('/') && value.includes('+')); i++) value = (await tag()).tag_value;
+    expect([...'/+='].every((c) => value.includes(c))).toBe(true);
     await r.write(`roletag-denylist/${value}`);
-    const keys = (await r.h.request('list', 'roletag-denylist'))?.data?.['keys'] as string[];
-    expect(keys).toHaveLength(1);
-    expect((await r.read(`roletag-blacklist/${keys[0]}`))?.data).toMatchObject({ expiration_time: expect.any(String) });
+    expect((await r.h.request('list', 'roletag-denylist'))?.data?.['keys']).toEqual([value]);
+    expect((await r.h.request('list', 'roletag-blacklist'))?.data?.['keys']).toEqual([value]);
+    expect((await r.read(`roletag-blacklist/${value}`))?.data).toMatchObject({ expiration_time: expect.any(String) });
     expect((await r.read(`roletag-denylist/${Buffer.from(value).toString('base64')}`))?.data).toBeDefined();
     await r.h.request('delete', `roletag-blacklist/${value}`);
     expect(await r.read(`roletag-denylist/${value}`)).toBeNull();
+    expect((await r.h.request('list', 'roletag-denylist'))?.data?.['keys'] ?? []).toEqual([]);
   });
 
   it('refuses a tag that is not one of the role\'s', async () => {
