@@ -76,7 +76,7 @@ describe('a standby handing requests to the active node', () => {
     answers.push(() => Promise.reject(new MemberCallError('no answer from 127.0.0.1:2: stream reset', '127.0.0.1:2')), ok);
     const res = await fetch(`${url}/v1/secret/data/a`, { method: 'POST', headers: { 'x-vault-token': 't' }, body: '{}' });
     expect(res.status).toBe(503);
-    expect((await res.json()).errors[0]).toMatch(/could not reach the active node/);
+    expect(((await res.json()) as { errors: string[] }).errors[0]).toMatch(/could not reach the active node/);
     expect(sent).toHaveLength(1);
   });
 
