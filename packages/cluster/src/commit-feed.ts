@@ -1,4 +1,5 @@
 import type { CommitSubscription, CommittedChange } from '@strongroom/base';
+import type { LogicalChange } from '@strongroom/core';
 import type { RaftNode } from '@strongroom/raft';
 
 /** What the feed reads: a Raft node's retained window of applied changes and its apply notices. */
@@ -118,4 +119,18 @@ export class CommitFeed implements CommitSubscription {
       }
     }
   }
+}
+
+/** Who reads physical changes logically: the core, which knows the mounts and holds the keys. */
+export interface LogicalReader {
+  logicalChange(change: CommittedChange): LogicalChange;
+}
+
+/**
+ * The feed's logical view, for replication and secret sync: each change with its namespace, mount
+ * (accessor, UUID, `local`), relative key and the engine's reading (a KV v2 secret's state). Read
+ * on the active node, whose core has the mount tables and the keys.
+ */
+export async function* followLogical(feed: CommitFeed, from: number, reader: LogicalReader, signal?: AbortSignal): AsyncGenerator<LogicalChange[]> {
+  for await (const batch of feed.follow(from, signal)) yield batch.map((change) => reader.logicalChange(change));
 }

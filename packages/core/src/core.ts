@@ -31,6 +31,7 @@ import { IdentityStore } from './identity/identity-store';
 import { identityPaths } from './identity/paths';
 import { issueLoginToken } from './login';
 import { buildEnvelope } from './envelope';
+import { describeChange, type LogicalChange } from './logical-change';
 import { ResponseWrapper } from './wrapping';
 import { ExpirationManager } from './expiration/expiration-manager';
 import type { LeaseEntry } from './expiration/lease-entry';
@@ -246,6 +247,28 @@ export class Core {
   storageChanged(keys?: Iterable<string>): void {
     this.physical.invalidate(keys);
     if (!keys) this.seal.forgetConfig();
+  }
+
+  /**
+   * The logical reading of a committed change: whose data each write is, and what its engine
+   * makes of it. Needs the barrier open and the mount tables loaded (the active node); a write
+   * to a mount that no longer exists has no `mount`.
+   */
+  logicalChange(change: CommittedChange): LogicalChange {
+    return describeChange(
+      change,
+      (uuid) => {
+        for (const view of this.namespaces.all()) {
+          for (const [kind, table] of [['secret', view.mounts], ['auth', view.auths]] as const) {
+            const entry = table.all().find((e) => e.uuid === uuid);
+            if (entry) return { namespace: view.path, entry, kind };
+          }
+        }
+        return undefined;
+      },
+      (key, value) => this.barrier.decrypt(key, value),
+      (kind, type) => this.engines[kind].get(type)?.describeChange,
+    );
   }
 
   /** Paths a sealed node or a standby answers itself. */

@@ -42,3 +42,4 @@ export { IdentityStore } from './identity/identity-store';
 export type { Entity, EntityAlias } from './identity/identity-store';
 export type { LoginRenewal, LoginRenewRequest, LoginResult } from './framework/types';
 export { KeyedMutex } from './keyed-mutex';
+export type { DescribeChange, EngineChange, LogicalChange, LogicalOp, MountRef } from './logical-change';

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock';
 import type { EventBus } from '../events';
+import type { DescribeChange } from '../logical-change';
 import type { Logger } from '../logger';
 import type { Backend } from './backend';
 
@@ -15,4 +16,6 @@ export interface EngineFactory {
   type: string;
   kind: 'secret' | 'auth';
   create(ctx: EngineContext): Backend;
+  /** Reads the changes the commit feed carries for this engine's mounts (see Core.logicalChange). */
+  describeChange?: DescribeChange;
 }

@@ -3,6 +3,7 @@ import {
   type BackendRequest, type BackendResponse, type EngineContext, type EngineFactory, type Operation, type PathDefinition, type PathMatch,
 } from '@strongroom/core';
 import { KeyedMutex } from '@strongroom/core';
+import { describeKvChange } from './describe-change';
 import { v1Paths } from './kv-v1';
 import { configPaths } from './path-config';
 import { dataPaths } from './path-data';
@@ -78,4 +79,5 @@ export const kvEngine: EngineFactory = {
   type: 'kv',
   kind: 'secret',
   create: createKvBackend,
+  describeChange: describeKvChange,
 };
