@@ -4,7 +4,7 @@ import type { PathPart } from './pattern-paths';
 import { PatternPaths } from './pattern-paths';
 import { percentEncode } from './raw-http';
 import {
-  badValue, describeValue, ODD_BODIES, ODD_NAMES, PLAIN_NAMES, plausibleValue, RawJson, serializeJson, type ValueContext,
+  badValue, describeValue, ENDPOINT_FIELD, ODD_BODIES, ODD_NAMES, PLAIN_NAMES, plausibleValue, RawJson, serializeJson, type ValueContext,
 } from './values';
 
 /** One declared path of one mount: what the fuzzer walks. */
@@ -73,7 +73,9 @@ function fieldsBody(fields: FieldSchemas, captures: ReadonlySet<string>, rnd: Ra
       // Every field wrong at once.
       body[name] = badValue(name, rnd, ctx);
       notes.push(`${name}=${describeValue(body[name])}`);
-    } else if (schema.required || rnd.next() < (mode < 3 ? 0.1 : 0.5)) {
+    } else if (schema.required || ENDPOINT_FIELD.test(name) || rnd.next() < (mode < 3 ? 0.1 : 0.5)) {
+      // Endpoints always go along: a configuration write that replaces the whole configuration
+      // would otherwise point the engine at the provider's real endpoints.
       body[name] = plausibleValue(name, schema, rnd, ctx);
     }
   }

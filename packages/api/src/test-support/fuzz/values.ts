@@ -54,7 +54,7 @@ function badValues(): unknown[] {
 const BAD = badValues();
 
 /** Fields whose value the server dials or writes to: they only ever point at this machine. */
-const ENDPOINT_FIELD = /endpoint|_url$|^url$|_addr$|address/;
+export const ENDPOINT_FIELD = /endpoint|_url$|^url$|_addr$|address/;
 const LOCAL_PATH_FIELD = /path_prefix|file_path|local_path/;
 
 /** Values of `type` fields that something accepts: mount types, key types, role types. */
