@@ -73,8 +73,10 @@ function verdict(target: FuzzTarget, answer: RawAnswer): string | null {
     } catch {
       return `answered ${answer.status} with a body that is not JSON`;
     }
-    // KV answers some 404s inside the usual envelope, with warnings or metadata, as Vault's does.
-    if (answer.status === 404 && typeof (body as { request_id?: unknown } | null)?.request_id === 'string') return null;
+    // Some errors come in the usual envelope, as Vault's do: KV's 404s with warnings or metadata,
+    // and transit's batches whose items failed, each with its own error.
+    const envelope = body as { request_id?: unknown; data?: { batch_results?: unknown } | null } | null;
+    if (typeof envelope?.request_id === 'string' && (answer.status === 404 || Array.isArray(envelope.data?.batch_results))) return null;
     const errors = (body as { errors?: unknown } | null)?.errors;
     if (!Array.isArray(errors) || errors.some((e) => typeof e !== 'string')) return `answered ${answer.status} without an errors list`;
   }
