@@ -5,6 +5,7 @@ import { guardEgress } from './test-support/fuzz/egress-guard';
 import { startFuzzServer, type FuzzServer } from './test-support/fuzz/fuzz-server';
 import { sendRaw, type RawAnswer } from './test-support/fuzz/raw-http';
 import { buildRequest, type FuzzRequest, type FuzzTarget } from './test-support/fuzz/request-builder';
+import { remember } from './test-support/fuzz/values';
 import { call } from './test-support/servers';
 
 /**
@@ -83,6 +84,14 @@ function verdict(target: FuzzTarget, answer: RawAnswer): string | null {
   return null;
 }
 
+function jsonOrNull(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
 function shorten(text: string, max = 300): string {
   return text.length > max ? `${text.slice(0, max)}... (${text.length} chars)` : text;
 }
@@ -126,11 +135,15 @@ describe('every path of every engine, fuzzed over HTTP', () => {
     const rnd = seededRandom(SEED);
     const steps = plan(server.targets, rnd);
     const failures = new Map<string, Failure>();
-    const ctx = { endpoints: server.endpoints, scratchDir: server.scratchDir };
+    const given = new Map<string, string[]>();
+    const ctx = { endpoints: server.endpoints, scratchDir: server.scratchDir, seen: given };
+    const self = await call(server.url, 'GET', 'auth/token/lookup-self', { token: server.root });
+    const withheld = new Set<string>([server.root, self.json.data.accessor as string]);
     for (const [index, step] of steps.entries()) {
       const req: FuzzRequest = buildRequest(step.target, step.op, rnd, ctx, server.root);
       const answer = await sendRaw({ baseUrl: server.url, ...req, agent, hardLimitMs: HARD_LIMIT_MS });
       const wrong = verdict(step.target, answer);
+      if (answer.status >= 200 && answer.status < 300) remember(given, jsonOrNull(answer.text), withheld);
       if (!wrong) continue;
       const key = `${step.target.mount}${step.target.def.pattern} ${req.method}: ${wrong.replace(/after \d+ ms/, 'slowly')}`;
       const seen = failures.get(key);

@@ -65,12 +65,47 @@ export interface ValueContext {
   endpoints: readonly string[];
   /** A directory the server may write into. */
   scratchDir: string;
+  /** Values the server gave out earlier (ciphertexts, accessors, lease IDs), by field name. */
+  seen: ReadonlyMap<string, readonly string[]>;
+}
+
+const SEEN_PER_FIELD = 16;
+const SEEN_MAX_LENGTH = 4096;
+
+/**
+ * Keeps the short strings of a successful answer's `data` (and of its batch results, `auth` and
+ * lease) under their names, so that later requests send a real ciphertext to decrypt, a real
+ * accessor to look up. `withheld` values (the fuzzer's own token and accessor) are never kept.
+ */
+export function remember(seen: Map<string, string[]>, answer: unknown, withheld: ReadonlySet<string>): void {
+  const a = answer as { data?: unknown; auth?: unknown; lease_id?: unknown } | null;
+  const keep = (name: string, value: unknown) => {
+    if (typeof value !== 'string' || value === '' || value.length > SEEN_MAX_LENGTH || withheld.has(value)) return;
+    const list = seen.get(name) ?? [];
+    if (list.includes(value)) return;
+    list.push(value);
+    if (list.length > SEEN_PER_FIELD) list.shift();
+    seen.set(name, list);
+  };
+  const walk = (obj: unknown) => {
+    if (!obj || typeof obj !== 'object' || Array.isArray(obj)) return;
+    for (const [k, v] of Object.entries(obj)) keep(k, v);
+  };
+  walk(a?.data);
+  walk(a?.auth);
+  keep('lease_id', a?.lease_id);
+  const batch = (a?.data as { batch_results?: unknown } | undefined)?.batch_results;
+  if (Array.isArray(batch)) batch.forEach(walk);
+  const token = (a?.auth as { client_token?: unknown } | undefined)?.client_token;
+  keep('token', token);
 }
 
 /** A value the field should accept. */
 export function plausibleValue(name: string, schema: FieldSchema, rnd: Random, ctx: ValueContext): unknown {
   if (ENDPOINT_FIELD.test(name)) return rnd.pick(ctx.endpoints);
   if (LOCAL_PATH_FIELD.test(name)) return `${ctx.scratchDir}/${rnd.pick(PLAIN_NAMES)}`;
+  const seen = ctx.seen.get(name);
+  if (seen && seen.length > 0 && rnd.next() < 0.6) return rnd.pick(seen);
   if (schema.allowed && schema.allowed.length > 0) {
     // Generating large RSA keys legitimately takes seconds on a busy machine: not what is tested.
     const quick = schema.allowed.filter((v) => !/^rsa-(3072|4096)$/.test(String(v)));
