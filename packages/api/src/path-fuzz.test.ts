@@ -161,6 +161,10 @@ describe('every path of every engine, fuzzed over HTTP', () => {
     }
   }, Math.max(240_000, (EXTRA_REQUESTS + 1000) * 1000));
 
+  it('made the server dial nothing but this machine', () => {
+    expect(guard.blocked).toEqual([]);
+  });
+
   it('still serves afterwards: health, and a KV write read back', async () => {
     const health = await call(server.url, 'GET', 'sys/health');
     expect(health.status).toBe(200);
