@@ -4,7 +4,7 @@ import type { PathPart } from './pattern-paths';
 import { PatternPaths } from './pattern-paths';
 import { percentEncode } from './raw-http';
 import {
-  badValue, describeValue, ENDPOINT_FIELD, ODD_BODIES, ODD_NAMES, PLAIN_NAMES, plausibleValue, RawJson, serializeJson, type ValueContext,
+  badValue, describeValue, ENDPOINT_FIELD, KNOWN_VALUES, ODD_BODIES, ODD_NAMES, PLAIN_NAMES, plausibleValue, RawJson, serializeJson, type ValueContext,
 } from './values';
 
 /** One declared path of one mount: what the fuzzer walks. */
@@ -38,7 +38,9 @@ const SEGMENT_SAFE = /[A-Za-z0-9\-._~]/;
 const PATH_SAFE = /[A-Za-z0-9\-._~/]/;
 
 /** A capture's value: mostly names that reach the same objects, sometimes odd ones. */
-function captureValue(rnd: Random): string {
+function captureValue(name: string, rnd: Random): string {
+  const known = KNOWN_VALUES[name];
+  if (known && rnd.next() < 0.6) return rnd.pick(known);
   return rnd.next() < 0.75 ? rnd.pick(PLAIN_NAMES) : rnd.pick(ODD_NAMES);
 }
 
@@ -100,7 +102,7 @@ function fieldsBody(fields: FieldSchemas, captures: ReadonlySet<string>, rnd: Ra
 export function buildRequest(target: FuzzTarget, op: Operation, rnd: Random, ctx: ValueContext, token: string): FuzzRequest {
   const fields = target.def.fields ?? {};
   const captures = new Set(target.paths.captureNames());
-  const { text, shown } = renderPath(target.paths.generate(rnd, () => captureValue(rnd)), rnd);
+  const { text, shown } = renderPath(target.paths.generate(rnd, (name) => captureValue(name, rnd)), rnd);
   const methodChoice = rnd.pick(METHODS[op]);
   const [method, query] = methodChoice.split('?') as [string, string | undefined];
   let path = `/v1/${target.mount}${text}`;

@@ -57,8 +57,28 @@ const BAD = badValues();
 export const ENDPOINT_FIELD = /endpoint|_url$|^url$|_addr$|address/;
 const LOCAL_PATH_FIELD = /path_prefix|file_path|local_path/;
 
-/** Values of `type` fields that something accepts: mount types, key types, role types. */
-const ENGINE_AND_KEY_TYPES = ['kv', 'transit', 'cloud1', 'aes256-gcm96', 'chacha20-poly1305', 'ed25519', 'ecdsa-p256', 'hmac', 'iam_user', 'assumed_role', 'local'];
+/**
+ * Values that get past the first check of fields (and captures) found on many paths, so that
+ * requests reach the code behind it: key types and algorithms, account IDs, versions.
+ */
+export const KNOWN_VALUES: Record<string, readonly string[]> = {
+  type: [
+    'kv', 'transit', 'cloud1', 'aes256-gcm96', 'chacha20-poly1305', 'ed25519', 'ecdsa-p256', 'hmac', 'iam_user', 'assumed_role',
+    'local', 'plaintext', 'wrapped', 'encryption-key', 'signing-key', 'hmac-key', 'public-key', 'pkcs7', 'identity',
+  ],
+  account_id: ['123456789012', '000000000000'],
+  version: ['1', '2', 'latest'],
+  algorithm: ['sha2-256', 'sha2-512', 'sha3-256'],
+  hash_algorithm: ['sha2-256', 'sha2-512', 'none'],
+  url_first: ['32', 'hex', 'base64', 'platform'],
+  url_second: ['16', 'hex', 'base64'],
+  versions: ['1', '1,2'],
+  credential_type: ['iam_user', 'assumed_role', 'federation_token', 'session_token'],
+  rotation_period: ['1h', '24h'],
+  auth_type: ['iam', 'vm'],
+  signature_algorithm: ['pss', 'pkcs1v15'],
+  marshaling_algorithm: ['asn1', 'jws'],
+};
 
 export interface ValueContext {
   /** Base URLs that are safe to dial: the emulator, a closed loopback port. */
@@ -111,8 +131,10 @@ export function plausibleValue(name: string, schema: FieldSchema, rnd: Random, c
     const quick = schema.allowed.filter((v) => !/^rsa-(3072|4096)$/.test(String(v)));
     return rnd.pick(quick.length > 0 ? quick : schema.allowed);
   }
+  if (name === 'data' && (schema.type === 'map' || schema.type === 'any')) return rnd.pick([{ a: 'b' }, { n: 1, nested: { x: [1, 2] } }]);
+  const known = KNOWN_VALUES[name];
+  if (known && rnd.next() < 0.7) return rnd.pick(known);
   const text = schema.type === 'string' || schema.type === 'any';
-  if (text && name === 'type') return rnd.pick(ENGINE_AND_KEY_TYPES);
   if (text && /^(plaintext|input|context|nonce)$/.test(name)) return rnd.pick(['Zm9vYmFy', '', 'AAAA']);
   if (text && (name === 'policy' || name === 'rules')) return 'path "fz/*" { capabilities = ["read", "list"] }';
   switch (schema.type) {
