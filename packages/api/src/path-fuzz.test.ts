@@ -5,7 +5,7 @@ import { guardEgress } from './test-support/fuzz/egress-guard';
 import { startFuzzServer, type FuzzServer } from './test-support/fuzz/fuzz-server';
 import { sendRaw, type RawAnswer } from './test-support/fuzz/raw-http';
 import { buildRequest, type FuzzRequest, type FuzzTarget } from './test-support/fuzz/request-builder';
-import { remember } from './test-support/fuzz/values';
+import { remember, SECRET_MARK } from './test-support/fuzz/values';
 import { call } from './test-support/servers';
 
 /**
@@ -80,6 +80,7 @@ function verdict(target: FuzzTarget, answer: RawAnswer): string | null {
     if (typeof envelope?.request_id === 'string' && (answer.status === 404 || Array.isArray(envelope.data?.batch_results))) return null;
     const errors = (body as { errors?: unknown } | null)?.errors;
     if (!Array.isArray(errors) || errors.some((e) => typeof e !== 'string')) return `answered ${answer.status} without an errors list`;
+    if (SECRET_MARK.test(answer.text)) return `answered ${answer.status} with an error that repeats a secret field's value`;
   }
   return null;
 }

@@ -120,8 +120,15 @@ export function remember(seen: Map<string, string[]>, answer: unknown, withheld:
   keep('token', token);
 }
 
+/** Fields whose value is a secret: no error message may repeat it. */
+const SECRET_FIELD = /secret|password|passphrase|plaintext|private_key/;
+
+/** What a secret field's value looks like in this test, so that an answer repeating one is seen. */
+export const SECRET_MARK = /S3CRET-\d+/;
+
 /** A value the field should accept. */
 export function plausibleValue(name: string, schema: FieldSchema, rnd: Random, ctx: ValueContext): unknown {
+  if (SECRET_FIELD.test(name) && rnd.next() < 0.3) return `S3CRET-${rnd.int(1e9)}`;
   if (ENDPOINT_FIELD.test(name)) return rnd.pick(ctx.endpoints);
   if (LOCAL_PATH_FIELD.test(name)) return `${ctx.scratchDir}/${rnd.pick(PLAIN_NAMES)}`;
   const seen = ctx.seen.get(name);
@@ -176,6 +183,7 @@ export const ODD_BODIES: RawJson[] = [
   new RawJson('1e400', '1e400'),
   new RawJson('true', 'true'),
   new RawJson('{', 'truncated JSON'),
+  new RawJson('{"password":S3CRET-7}', 'malformed JSON around a secret'),
   new RawJson('{"a":1,}', 'a trailing comma'),
   new RawJson('{"a":1}garbage', 'trailing garbage'),
   new RawJson('\ufeff{"a":1}', 'a byte order mark'),
