@@ -12,8 +12,8 @@ import { call } from './test-support/servers';
  * Walks the path table of every backend the server mounts (sys, token, identity, KV v1 and v2,
  * transit, both cloud1 engines) over HTTP, sending each operation wrong types, huge and deeply
  * nested values, odd names and bodies of the wrong shape. Every answer must come within a bound,
- * be no server error, and carry `{"errors": [...]}` when it is an error; the server must still
- * serve afterwards.
+ * be no server error, and carry `{"errors": [...]}` when it is an error, which never repeats a
+ * secret; the server must dial nothing but loopback and must still serve afterwards.
  *
  * The default run is the same every time (a fixed seed). FUZZ_SEED replays a run, FUZZ_NEW_SEED=1
  * draws a new seed, FUZZ_ITERATIONS sets how many requests follow the pass that visits every
@@ -29,8 +29,8 @@ const HARD_LIMIT_MS = Math.max(BOUND_MS * 4, 20_000);
 /**
  * Operations left alone because they succeed by design and would stop the run: sealing, raft
  * membership and snapshot restore, revoking the fuzzer's own token, deleting the configuration
- * that keeps the cloud1 engines on the emulator. Audit devices are left out
- * because a device would write every later request to a file this test does not own.
+ * that keeps the cloud1 engines on the emulator. Audit devices are left out because a device
+ * would write every later request to a file this test does not own.
  */
 const SKIPPED: Array<{ mount: string; pattern: RegExp; ops?: readonly Operation[] }> = [
   { mount: 'sys/', pattern: /^(seal|step-down)$/ },
