@@ -35,6 +35,8 @@ export const ODD_NAMES = [
 function badValues(): unknown[] {
   return [
     null, true, false, 0, -1, 1.5, -0.5, 1e308, -1e308, 2 ** 53 + 2, -(2 ** 63), 5e-324, 4294967296,
+    // Sizes and counts that are integers, but large: what a path allocates or loops over.
+    65_536, 1_000_000, 100_000_000, 2 ** 31 - 1, '1000000', '2147483647',
     new RawJson('1e400', '1e400'), new RawJson('-1e400', '-1e400'), new RawJson('1'.repeat(400), '400 digits'),
     new RawJson('-0', '-0'), new RawJson('1E+2', '1E+2'),
     '', ' ', 'NaN', 'Infinity', '-Infinity', '1e400', '-1e400', '9'.repeat(400), '0x1F', '1_000', ' 12 ', '-0', '+5',
