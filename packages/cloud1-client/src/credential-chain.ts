@@ -63,3 +63,17 @@ export function checkEndpointUrl(field: string, value: string): string {
   }
   return value;
 }
+
+/**
+ * The most retries a mount may ask of provider calls. Each retry waits longer (the SDKs back off
+ * up to 20 s), so a large count would hold a request, and the caller, for hours.
+ */
+export const MAX_PROVIDER_RETRIES = 10;
+
+/** A `max_retries` setting: -1 (the client library's default) up to MAX_PROVIDER_RETRIES. */
+export function checkMaxRetries(value: number): number {
+  if (value < -1 || value > MAX_PROVIDER_RETRIES) {
+    throw new BadRequestError(`invalid value for "max_retries": must be -1 (the client default) up to ${MAX_PROVIDER_RETRIES}`);
+  }
+  return value;
+}

@@ -62,6 +62,11 @@ export class Backend {
     return null;
   }
 
+  /** The declared paths in match order, for tools that walk every path (help, tests). */
+  get definitions(): readonly PathDefinition[] {
+    return this.paths.map((p) => p.def);
+  }
+
   match(path: string): PathMatch | null {
     for (const compiled of this.paths) {
       if (!path.startsWith(compiled.literal)) continue;

@@ -1,4 +1,4 @@
-import { formatDuration, parseDurationSeconds } from './duration';
+import { formatDuration, MAX_DURATION_SECONDS, parseDurationSeconds } from './duration';
 
 describe('durations', () => {
   it.each([
@@ -9,6 +9,15 @@ describe('durations', () => {
   });
 
   it.each([[-1], ['-5m'], ['abc'], ['10x'], ['h'], [null], [{}], [Infinity]])('rejects %j', (input) => {
+    expect(parseDurationSeconds(input)).toBeNull();
+  });
+
+  it('takes up to the longest duration Go holds (about 292 years), and refuses longer ones', () => {
+    expect(parseDurationSeconds(MAX_DURATION_SECONDS)).toBe(MAX_DURATION_SECONDS);
+    expect(parseDurationSeconds('2562047h')).toBe(2562047 * 3600);
+  });
+
+  it.each([[MAX_DURATION_SECONDS + 1], [1e308], ['9'.repeat(400)], ['99999999999999999999h'], ['1e400'], ['10000000000000000000000d']])('rejects the too long %j', (input) => {
     expect(parseDurationSeconds(input)).toBeNull();
   });
 

@@ -4,11 +4,24 @@ const UNIT_SECONDS: Record<string, number> = { ns: 1e-9, us: 1e-6, 'µs': 1e-6, 
 const PART = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h|d)/y;
 
 /**
+ * The longest duration Vault can hold: Go's time.Duration counts nanoseconds in an int64, about
+ * 292 years. Anything longer is no duration there, and here it would end past the last date a
+ * Date can show (a lease or a deletion time that cannot be printed).
+ */
+export const MAX_DURATION_SECONDS = 9_223_372_036;
+
+/**
  * Parses a duration the way Vault clients write them: integer seconds (number or numeric
  * string) or a Go-style string such as `72h`, `1h30m`, `90s`, `7d`. Returns whole seconds.
- * Returns null when the value is not a duration, so callers can name the field in their error.
+ * Returns null when the value is not a duration or is longer than MAX_DURATION_SECONDS, so
+ * callers can name the field in their error.
  */
 export function parseDurationSeconds(value: unknown): number | null {
+  const seconds = parseUnbounded(value);
+  return seconds !== null && seconds <= MAX_DURATION_SECONDS ? seconds : null;
+}
+
+function parseUnbounded(value: unknown): number | null {
   if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? Math.floor(value) : null;
   if (typeof value !== 'string') return null;
   const text = value.trim();

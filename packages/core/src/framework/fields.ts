@@ -30,15 +30,27 @@ function fail(name: string, rule: string): never {
   throw new BadRequestError(`invalid value for "${name}": ${rule}`);
 }
 
+/**
+ * A lone UTF-16 surrogate (JSON lets "\ud800" through) is no character: it cannot be encoded
+ * into a path, a URL or UTF-8 storage without loss or an exception, so no text field takes one.
+ */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+function text(name: string, value: string): string {
+  if (LONE_SURROGATE.test(value)) fail(name, 'not valid Unicode text (it has a lone surrogate)');
+  return value;
+}
+
 function toStringList(name: string, value: unknown, commaSplit: boolean): string[] {
   if (Array.isArray(value)) {
     return value.map((v) => {
-      if (typeof v === 'string') return v.trim();
+      if (typeof v === 'string') return text(name, v).trim();
       if (typeof v === 'number' || typeof v === 'boolean') return String(v);
       return fail(name, 'expected a list of strings');
     }).filter((v) => v !== '');
   }
   if (typeof value === 'string') {
+    text(name, value);
     if (!commaSplit) return value === '' ? [] : [value];
     return value.split(',').map((v) => v.trim()).filter((v) => v !== '');
   }
@@ -55,7 +67,7 @@ export function convertField(name: string, schema: FieldSchema, value: unknown):
   switch (schema.type) {
     case 'string':
     case 'lowercase-string': {
-      if (typeof value === 'string') out = value;
+      if (typeof value === 'string') out = text(name, value);
       else if (typeof value === 'number' || typeof value === 'boolean') out = String(value);
       else fail(name, 'expected a string');
       if (schema.type === 'lowercase-string') out = (out as string).toLowerCase();
@@ -102,7 +114,7 @@ export function convertField(name: string, schema: FieldSchema, value: unknown):
       const map: Record<string, string> = {};
       for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
         if (typeof v !== 'string') fail(name, `expected an object of string values, but key "${k}" is not a string`);
-        map[k] = v;
+        map[text(name, k)] = text(name, v);
       }
       out = map;
       break;

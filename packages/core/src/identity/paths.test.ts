@@ -300,3 +300,13 @@ describe('identity backend routing', () => {
     expect((await failure(call('read', 'nothing/here'))).status).toBe(404);
   });
 });
+
+describe('identity/entity writes', () => {
+  it('refuses a name or ID with a lone surrogate with a 400 naming the field', async () => {
+    const { call } = setup();
+    const byId = await failure(call('write', 'entity', { id: '\udfff' }));
+    expect([byId.status, byId.message]).toEqual([400, expect.stringMatching(/"id".*lone surrogate/)]);
+    const byName = await failure(call('write', 'entity', { name: 'a\ud800' }));
+    expect([byName.status, byName.message]).toEqual([400, expect.stringMatching(/"name".*lone surrogate/)]);
+  });
+});

@@ -25,6 +25,10 @@ describe('config/client', () => {
   it('refuses bad values, naming the field', async () => {
     const r = await backendRig(fixture);
     await expectBadRequest(r.write('config/client', { max_retries: -2 }), 'max_retries');
+    // A huge count would hold a request for as long as the retries back off: hours.
+    await expectBadRequest(r.write('config/client', { max_retries: 11 }), 'max_retries');
+    await expectBadRequest(r.write('config/client', { max_retries: 2 ** 53 - 1 }), 'max_retries');
+    await r.write('config/client', { max_retries: 10 });
     await expectBadRequest(r.write('config/client', { endpoint: 'ftp://x' }), 'endpoint');
     await expectBadRequest(r.write('config/client', { access_key: 'AKIA', secret_key: '' }), 'secret_key');
     await expectBadRequest(r.write('config/client', { sts_endpoint: '', sts_region: 'us-east-1' }), 'sts_region');

@@ -1,4 +1,4 @@
-import { checkEndpointUrl } from '@strongroom/cloud1-client';
+import { checkEndpointUrl, checkMaxRetries } from '@strongroom/cloud1-client';
 import {
   BadRequestError, definePath, getJson, putJson, type FieldData, type LogicalStorage, type PathDefinition,
 } from '@strongroom/core';
@@ -52,9 +52,7 @@ const FIELDS = {
 function applyFields(current: ClientConfig, f: FieldData): ClientConfig {
   const next = { ...current };
   if (f.has('max_retries')) {
-    const retries = f.int('max_retries');
-    if (retries < -1) throw new BadRequestError('invalid value for "max_retries": must be -1 (the client default) or more');
-    next.maxRetries = retries;
+    next.maxRetries = checkMaxRetries(f.int('max_retries'));
   }
   if (f.has('access_key')) next.accessKey = f.string('access_key');
   if (f.has('secret_key')) next.secretKey = f.string('secret_key');

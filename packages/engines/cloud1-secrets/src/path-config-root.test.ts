@@ -39,6 +39,9 @@ describe('config/root', () => {
   it('refuses bad values, naming the field', async () => {
     const r = await backendRig(fixture);
     await expectBadRequest(r.write('config/root', { max_retries: -2 }), 'max_retries');
+    // A huge count would hold a request for as long as the retries back off: hours.
+    await expectBadRequest(r.write('config/root', { max_retries: 11 }), 'max_retries');
+    await expectBadRequest(r.write('config/root', { max_retries: 2 ** 53 - 1 }), 'max_retries');
     await expectBadRequest(r.write('config/root', { access_key: 'AKIAX' }), 'secret_key');
     await expectBadRequest(r.write('config/root', { secret_key: 'x' }), 'access_key');
     await expectBadRequest(r.write('config/root', { iam_endpoint: 'ftp://x' }), 'iam_endpoint');

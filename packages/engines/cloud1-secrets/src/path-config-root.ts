@@ -1,4 +1,4 @@
-import { checkEndpointUrl } from '@strongroom/cloud1-client';
+import { checkEndpointUrl, checkMaxRetries } from '@strongroom/cloud1-client';
 import {
   BadRequestError, definePath, getJson, putJson, type FieldData, type LogicalStorage, type PathDefinition,
 } from '@strongroom/core';
@@ -52,8 +52,7 @@ const FIELDS = {
  * credentials); the credentials are not tried here.
  */
 function configFrom(f: FieldData, ctx: Cloud1SecretsContext): RootConfig {
-  const maxRetries = f.int('max_retries');
-  if (maxRetries < -1) throw new BadRequestError('invalid value for "max_retries": must be -1 (the client default) or more');
+  const maxRetries = checkMaxRetries(f.int('max_retries'));
   const accessKey = f.string('access_key').trim();
   const secretKey = f.string('secret_key');
   // A key without its secret (or the reverse) could never sign anything.

@@ -157,6 +157,11 @@ describe('metadata/: bad input', () => {
     await badRequest(h.request('write', 'metadata/k', { cas_required: 'maybe' }), 'cas_required');
     await badRequest(h.request('write', 'metadata/k', { delete_version_after: 'soon' }), 'delete_version_after');
     await badRequest(h.request('write', 'metadata/k', { delete_version_after: { h: 1 } }), 'delete_version_after');
+    // Longer than any Go duration: a deletion time that far off has no date to show.
+    await badRequest(h.request('write', 'metadata/k', { delete_version_after: '99999999999999999999h' }), 'delete_version_after');
+    await badRequest(h.request('write', 'config', { delete_version_after: 1e308 }), 'delete_version_after');
+    await badRequest(h.request('write', 'metadata/k', { delete_version_after: '-' + '9'.repeat(400) }), 'delete_version_after');
+    await h.request('write', 'data/k', { data: { a: 1 } });
     await h.request('write', 'metadata/k', { max_versions: 1 });
     await badRequest(h.request('patch', 'metadata/k', { max_versions: -3 }), 'max_versions');
   });
