@@ -88,8 +88,10 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   });
   const core = new Core({
     storage: cluster.storage, commits: cluster.feed, logger, engines: ENGINES, ha: cluster.hooks(),
-    systemPaths: () => raftPaths(cluster), sealedPaths: RAFT_LOCAL_PATHS,
-    extensions: [(c) => automatedSnapshots({ storage: c.barrier, clock: c.clock, logger, source: () => cluster.snapshot() })],
+    extensions: [
+      () => ({ systemPaths: raftPaths(cluster), sealedPaths: RAFT_LOCAL_PATHS }),
+      (c) => automatedSnapshots({ storage: c.barrier, clock: c.clock, logger, source: () => cluster.snapshot() }),
+    ],
   });
   cluster.attach(core);
   const listening: Listening[] = [];

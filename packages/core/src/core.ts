@@ -57,17 +57,18 @@ export interface CoreOptions {
    * each committed change touched, but for this core's own writes still in flight.
    */
   commits?: CommitSubscription;
-  /** More `sys/` paths (the storage layer's own), matched after the built-in ones. */
-  systemPaths?: (core: Core) => PathDefinition[];
-  /** Of those, the ones that answer while sealed or before init, like `sys/unseal` does. */
-  sealedPaths?: string[];
-  /** Features built on the core: more `sys/` paths, and work that runs while this node is active. */
+  /**
+   * Features built on the core (the cluster's raft paths, automated snapshots...): more `sys/`
+   * paths, and work that runs while this node is active. The one way to add either.
+   */
   extensions?: Array<(core: Core) => CoreExtension>;
 }
 
 /** What an extension adds: its `sys/` paths (matched after the built-in ones) and its background work. */
 export interface CoreExtension {
   systemPaths?: PathDefinition[];
+  /** Of its paths, the ones a sealed node, a node before init or a standby answers itself, like `sys/unseal`. */
+  sealedPaths?: string[];
   service?: BackgroundService;
 }
 
@@ -201,11 +202,11 @@ export class Core {
     this.expiration = new ExpirationManager(this.barrier, this.clock, this.logger, { resolve: (lease) => this.leaseTarget(lease) });
     this.tokens.onRevoked = (hash) => this.expiration.revokeByToken(hash);
     this.ha = options.ha ?? null;
-    this.sealedPaths = new Set([...SEALED_PATHS, ...(options.sealedPaths ?? [])]);
     const extensions = (options.extensions ?? []).map((extend) => extend(this));
+    this.sealedPaths = new Set([...SEALED_PATHS, ...extensions.flatMap((e) => e.sealedPaths ?? [])]);
     this.services = extensions.flatMap((e) => (e.service ? [e.service] : []));
     this.systemBackend = new Backend('system', [
-      ...systemPaths(this), ...(options.systemPaths?.(this) ?? []), ...extensions.flatMap((e) => e.systemPaths ?? []),
+      ...systemPaths(this), ...extensions.flatMap((e) => e.systemPaths ?? []),
     ]);
     this.tokenBackend = new Backend('token', tokenPaths(this));
   }
