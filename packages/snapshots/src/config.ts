@@ -133,6 +133,9 @@ export const MAX_INTERVAL_SECONDS = 10 * 365 * 86400;
 
 function parseInterval(value: unknown): number {
   const seconds = typeof value === 'number' && !Number.isInteger(value) ? null : parseDurationSeconds(value);
+  // A whole number too large to be a duration at all is still plainly an interval: say the bound.
+  const wholeNumber = typeof value === 'number' ? Number.isInteger(value) && value > 0 : typeof value === 'string' && /^\s*\d+\s*$/.test(value);
+  if (seconds === null && wholeNumber) invalid('interval', `must be at most ${MAX_INTERVAL_SECONDS} seconds (ten years)`);
   if (seconds === null || seconds < 1) {
     invalid('interval', 'expected a positive whole number of seconds or a duration such as "24h"');
   }
