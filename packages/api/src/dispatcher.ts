@@ -11,6 +11,7 @@ import {
 } from './cluster/forwarded-call';
 import { FORWARDED_HEADER, forwardedHeaders, forwardRequest, redirectToActive, type ForwardingAuth } from './cluster/forwarding';
 import { errorReply } from './errors-to-http';
+import { lingerAfter } from './http/linger';
 import { isListRequest } from './http/list-method';
 
 /** How the dispatcher takes part in a cluster. */
@@ -307,7 +308,10 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
       body = await readBody(req, maxRequestSize);
     } catch (err) {
       const reply = errorReply(err, logger, randomUUID());
-      if (reply.status === 413) res.setHeader('connection', 'close');
+      if (reply.status === 413) {
+        res.setHeader('connection', 'close');
+        lingerAfter(req, res);
+      }
       send(res, reply.status, reply.body, req.method === 'HEAD');
       return true;
     }
@@ -378,7 +382,10 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
       readBody: () => readBody(req, maxRequestSize),
       stream: () => req,
     });
-    if (reply.close) res.setHeader('connection', 'close');
+    if (reply.close) {
+      res.setHeader('connection', 'close');
+      lingerAfter(req, res);
+    }
     send(res, reply.status, reply.body, reply.head);
   };
 }

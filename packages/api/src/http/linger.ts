@@ -1,0 +1,46 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** How much of a refused body is read and dropped after the answer, at most. */
+export const LINGER_MAX_BYTES = 64 * 1024 * 1024;
+/** How long the connection stays open after the answer, at most. */
+export const LINGER_MAX_MS = 10_000;
+
+/**
+ * Closes the connection after `res` the way a lingering close does, for answers sent before the
+ * request's body was read (413). node's http.Server would close it as soon as the answer is
+ * written; the client's kernel then meets the bytes it is still sending with a reset, and a
+ * client that writes its whole body before reading (most HTTP libraries) sees EPIPE or
+ * ECONNRESET instead of the answer. Here the answer is followed by a FIN, what the client still
+ * sends is read and dropped, and the connection closes once the client closes its side, or after
+ * `maxBytes` more bytes or `maxMs`, whichever comes first.
+ *
+ * Works by taking over the socket's destroySoon(), which is what the http.Server calls after a
+ * `Connection: close` answer (list-server.ts gives the LIST-rewriting socket the same method).
+ */
+export function lingerAfter(req: IncomingMessage, res: ServerResponse, maxBytes = LINGER_MAX_BYTES, maxMs = LINGER_MAX_MS): void {
+  const socket = res.socket;
+  if (!socket || socket.destroyed) return;
+  // An own property shadows the class's method for this one connection.
+  const own = socket as unknown as { destroySoon?: () => void };
+  own.destroySoon = () => {
+    delete own.destroySoon;
+    if (socket.destroyed) return;
+    let dropped = 0;
+    const close = (): void => {
+      clearTimeout(timer);
+      req.off('data', count);
+      socket.destroy();
+    };
+    const count = (chunk: Buffer): void => {
+      dropped += chunk.length;
+      if (dropped > maxBytes) close();
+    };
+    const timer = setTimeout(close, maxMs);
+    timer.unref();
+    req.on('data', count);
+    req.resume();
+    socket.once('end', close);
+    socket.once('close', () => clearTimeout(timer));
+    if (socket.writable) socket.end();
+  };
+}
