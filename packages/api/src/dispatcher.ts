@@ -11,6 +11,7 @@ import {
 } from './cluster/forwarded-call';
 import { FORWARDED_HEADER, forwardedHeaders, forwardRequest, redirectToActive, type ForwardingAuth } from './cluster/forwarding';
 import { errorReply } from './errors-to-http';
+import { DEFAULT_JSON_LIMITS, parseJson, type JsonLimits } from './http/json-body';
 import { lingerAfter } from './http/linger';
 import { isListRequest } from './http/list-method';
 
@@ -44,6 +45,8 @@ export interface ClusterRouting {
 
 export interface DispatcherOptions {
   maxRequestSize: number;
+  /** Bounds on a JSON body's shape; Vault's defaults when not given. */
+  jsonLimits?: JsonLimits;
   logger: Logger;
   cluster?: ClusterRouting;
 }
@@ -83,20 +86,15 @@ function parseQuery(search: string): Record<string, unknown> {
   return out;
 }
 
-function parseBody(raw: Buffer, contentType: string | undefined): Record<string, unknown> {
+function parseBody(raw: Buffer, contentType: string | undefined, limits: JsonLimits): Record<string, unknown> {
   if (raw.length === 0) return {};
-  const text = raw.toString('utf8');
-  const trimmed = text.trimStart();
   // Vault takes form bodies too, but only when they do not look like JSON.
-  if (contentType?.startsWith('application/x-www-form-urlencoded') && !trimmed.startsWith('{') && !trimmed.startsWith('[')) {
-    return parseQuery(text);
+  if (contentType?.startsWith('application/x-www-form-urlencoded')) {
+    const text = raw.toString('utf8');
+    const trimmed = text.trimStart();
+    if (!trimmed.startsWith('{') && !trimmed.startsWith('[')) return parseQuery(text);
   }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    throw new BadRequestError(`failed to parse JSON input: ${(err as Error).message}`);
-  }
+  const parsed = parseJson(raw, limits);
   if (parsed === null) return {};
   if (typeof parsed !== 'object' || Array.isArray(parsed)) throw new BadRequestError('request body must be a JSON object');
   return parsed as Record<string, unknown>;
@@ -174,6 +172,8 @@ interface ApiRequest {
   /** Sent with the LIST method. */
   list: boolean;
   remoteAddress: string | undefined;
+  /** The limits of the listener the client sent the request to. */
+  jsonLimits: JsonLimits;
   /** The body, refused past the size limit. */
   readBody(): Promise<Buffer>;
   /** The body as a stream, for binary uploads (snapshots) that are not buffered. */
@@ -212,6 +212,7 @@ function carriedOverCluster(req: IncomingMessage, path: string): boolean {
  */
 export function createDispatcher(core: Core, options: DispatcherOptions) {
   const { logger, maxRequestSize, cluster } = options;
+  const jsonLimits = options.jsonLimits ?? DEFAULT_JSON_LIMITS;
 
   async function execute(input: ApiRequest): Promise<ApiReply> {
     const { url, method } = input;
@@ -242,7 +243,7 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
       const binary = operation === 'update' && contentType === 'application/octet-stream';
       if (binary) data = {};
       else if (operation === 'update' || operation === 'patch' || (operation === 'delete' && headers['content-length'] && headers['content-length'] !== '0')) {
-        const body = parseBody(await input.readBody(), contentType);
+        const body = parseBody(await input.readBody(), contentType, input.jsonLimits);
         data = operation === 'delete' ? { ...query, ...body } : body;
       }
       if (operation === 'list' && path !== '' && !path.endsWith('/')) path += '/';
@@ -278,6 +279,8 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
       headers: headerMap(call.headers),
       list,
       remoteAddress: call.remoteAddress,
+      // A standby that predates the limits in the head sends none: this node's own apply.
+      jsonLimits: call.jsonLimits ?? jsonLimits,
       readBody: async () => {
         if (maxRequestSize > 0 && call.body.length > maxRequestSize) throw new PayloadTooLargeError(maxRequestSize);
         return call.body;
@@ -320,6 +323,7 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
       url: req.url ?? '/',
       headers: forwardedHeaders(req.headers),
       ...(req.socket.remoteAddress ? { remoteAddress: req.socket.remoteAddress } : {}),
+      jsonLimits,
       body,
     });
     const answering = cluster?.call(payload);
@@ -378,7 +382,7 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
       if (typeof forwarded === 'string') remoteAddress = cluster.auth.verify(forwarded, list ? 'LIST' : method, url) ?? remoteAddress;
     }
     const reply = await execute({
-      method, url, headers: req.headers, list, remoteAddress,
+      method, url, headers: req.headers, list, remoteAddress, jsonLimits,
       readBody: () => readBody(req, maxRequestSize),
       stream: () => req,
     });
