@@ -117,6 +117,27 @@ describe('HTTP conventions a Vault client relies on', () => {
     expect(jwt.status).toBe(400);
   });
 
+  it('refuses a wrap TTL no duration can hold, and cuts a long one to the system maximum (32 days)', async () => {
+    for (const ttl of ['99999999999999999999h', '9'.repeat(400), '9223372037', '2562048h']) {
+      const res = await call(t.url, 'GET', 'secret/data/wrapme', { token: root, headers: { 'x-vault-wrap-ttl': ttl } });
+      expect(res.status).toBe(400);
+      expect(res.json.errors[0]).toMatch(/^invalid value for header "X-Vault-Wrap-TTL"/);
+    }
+    const maxTtl = 32 * 24 * 3600;
+    for (const ttl of ['8760h', '9223372036', String(maxTtl + 1)]) {
+      const wrapped = await call(t.url, 'GET', 'secret/data/wrapme', { token: root, headers: { 'x-vault-wrap-ttl': ttl } });
+      expect(wrapped.status).toBe(200);
+      expect(wrapped.json.wrap_info.ttl).toBe(maxTtl);
+      const token = wrapped.json.wrap_info.token as string;
+      expect((await call(t.url, 'POST', 'sys/wrapping/lookup', { token: root, body: { token } })).json.data.creation_ttl).toBe(maxTtl);
+      expect((await call(t.url, 'POST', 'auth/token/lookup', { token: root, body: { token } })).json.data.ttl).toBeLessThanOrEqual(maxTtl);
+      expect((await call(t.url, 'POST', 'sys/wrapping/unwrap', { token })).json.data.data).toEqual({ k: 'v' });
+    }
+    const data = await call(t.url, 'POST', 'sys/wrapping/wrap', { token: root, headers: { 'x-vault-wrap-ttl': '100000h' }, body: { a: 1 } });
+    expect(data.json.wrap_info.ttl).toBe(maxTtl);
+    expect((await call(t.url, 'GET', 'secret/data/wrapme', { token: root, headers: { 'x-vault-wrap-ttl': String(maxTtl) } })).json.wrap_info.ttl).toBe(maxTtl);
+  });
+
   it('runs a request in the namespace named by X-Vault-Namespace or a path prefix', async () => {
     expect((await call(t.url, 'POST', 'sys/namespaces/web', { token: root })).status).toBe(200);
     await call(t.url, 'POST', 'sys/mounts/kv', { token: root, headers: { 'x-vault-namespace': 'web' }, body: { type: 'kv-v2' } });

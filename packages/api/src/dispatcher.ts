@@ -128,12 +128,22 @@ function tokenOf(headers: IncomingHttpHeaders): string | undefined {
   return undefined;
 }
 
-/** `X-Vault-Wrap-TTL`: seconds or a duration; absent or zero means no wrapping. */
+/** The longest duration Vault can parse (2^63 - 1 nanoseconds, about 292 years), in whole seconds. */
+const MAX_DURATION_SECONDS = 9_223_372_036;
+
+/**
+ * `X-Vault-Wrap-TTL`: seconds or a duration; absent or zero means no wrapping. What Vault could
+ * not parse either (negative, or longer than its durations reach) is refused; the core caps the
+ * rest at the system's maximum TTL.
+ */
 function wrapTtlOf(headers: IncomingHttpHeaders): number | undefined {
   const raw = headers['x-vault-wrap-ttl'];
   if (raw === undefined || raw === '') return undefined;
   const seconds = parseDurationSeconds(Array.isArray(raw) ? raw[0] : raw);
   if (seconds === null) throw new BadRequestError('invalid value for header "X-Vault-Wrap-TTL": expected a duration such as "5m" or a number of seconds');
+  if (!Number.isSafeInteger(seconds) || seconds > MAX_DURATION_SECONDS) {
+    throw new BadRequestError(`invalid value for header "X-Vault-Wrap-TTL": a duration may be at most ${MAX_DURATION_SECONDS} seconds`);
+  }
   const format = headers['x-vault-wrap-format'];
   if (format !== undefined && format !== '' && format !== 'token') {
     throw new BadRequestError('invalid value for header "X-Vault-Wrap-Format": only "token" is supported');

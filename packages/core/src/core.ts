@@ -147,7 +147,7 @@ export class Core {
   readonly storageType: string;
   /** Engines by kind, then type: a secrets engine and an auth method may share a type name (`cloud1`). */
   private readonly engines = { secret: new Map<string, EngineFactory>(), auth: new Map<string, EngineFactory>() };
-  readonly wrapping = new ResponseWrapper(this);
+  readonly wrapping = new ResponseWrapper(this, SYSTEM_MAX_TTL);
   readonly expiration: ExpirationManager;
   private readonly instances = new Map<string, Backend>();
   private readonly systemBackend: Backend;
