@@ -183,3 +183,32 @@ describe('while sealed', () => {
     expect(status.json).toMatchObject({ type: 'shamir', initialized: true, sealed: true, t: 1, n: 1, progress: 0 });
   });
 });
+
+describe('a client that names a namespace (VAULT_NAMESPACE)', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(() => t.stop());
+
+  it('still inits, unseals, reads seal status and health, and seals, as with Vault', async () => {
+    const headers = { 'x-vault-namespace': 'team/' };
+    expect((await call(t.url, 'GET', 'sys/init', { headers })).json).toEqual({ initialized: false });
+    expect((await call(t.url, 'GET', 'sys/health', { headers })).status).toBe(501);
+    const init = await call(t.url, 'PUT', 'sys/init', { headers, body: { secret_shares: 1, secret_threshold: 1 } });
+    expect(init.status).toBe(200);
+    const key = init.json.keys_base64[0] as string;
+    const root = init.json.root_token as string;
+    expect((await call(t.url, 'GET', 'sys/seal-status', { headers })).json).toMatchObject({ initialized: true, sealed: true });
+    const unsealed = await call(t.url, 'PUT', 'sys/unseal', { headers, body: { key } });
+    expect(unsealed.status).toBe(200);
+    expect(unsealed.json).toMatchObject({ sealed: false });
+    await t.server.waitActive();
+    expect((await call(t.url, 'GET', 'sys/health', { headers })).status).toBe(200);
+    expect((await call(t.url, 'GET', 'sys/leader', { headers })).status).toBe(200);
+    // No such namespace exists: the header is not even looked at.
+    expect((await call(t.url, 'GET', 'sys/seal-status', { headers })).json).toMatchObject({ sealed: false });
+    expect((await call(t.url, 'PUT', 'sys/seal', { headers, token: root })).status).toBe(204);
+    expect((await call(t.url, 'GET', 'sys/seal-status', { headers })).json).toMatchObject({ sealed: true });
+  });
+});

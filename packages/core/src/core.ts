@@ -118,6 +118,13 @@ export const PERIODIC_INTERVAL_MS = 60_000;
 /** Paths that answer while sealed or before init, and on a standby; everything else is 503. */
 const SEALED_PATHS = ['sys/init', 'sys/seal-status', 'sys/unseal', 'sys/health', 'sys/leader'];
 
+/**
+ * Paths of the server as a whole, which Vault serves outside its namespaces: they ignore
+ * X-Vault-Namespace, so a client with VAULT_NAMESPACE set can still unseal, seal and check
+ * health. (Under a namespace path prefix they are a different path, refused as restricted.)
+ */
+const NAMESPACE_FREE_PATHS = new Set([...SEALED_PATHS, 'sys/seal']);
+
 interface Routed {
   entry: MountEntry;
   kind: TableKind;
@@ -508,7 +515,7 @@ export class Core {
 
   async handle(request: CoreRequest): Promise<CoreReply> {
     const fullPath = request.path.replace(/^\/+/, '');
-    const header = request.headers?.['x-vault-namespace'];
+    const header = NAMESPACE_FREE_PATHS.has(fullPath) ? undefined : request.headers?.['x-vault-namespace'];
     if (!this.ready) {
       if (this.sealedPaths.has(fullPath) && !header) return this.handleSealed(fullPath, request);
       if (this.sealed) throw (await this.seal.initialized()) ? new SealedError() : new NotInitializedError();
