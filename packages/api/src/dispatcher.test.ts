@@ -102,6 +102,30 @@ describe('HTTP conventions a Vault client relies on', () => {
     expect(outside.status).toBe(404);
   });
 
+  it('checks the token before saying that no mount serves a path, as Vault does', async () => {
+    await call(t.url, 'POST', 'sys/policies/acl/nowhere-reader', { token: root, body: { policy: 'path "nowhere/*" { capabilities = ["read"] }' } });
+    const limited = (await call(t.url, 'POST', 'auth/token/create', { token: root, body: { policies: ['default'] } })).json.auth.client_token as string;
+    const reader = (await call(t.url, 'POST', 'auth/token/create', { token: root, body: { policies: ['nowhere-reader'] } })).json.auth.client_token as string;
+    const probes: Array<[string, string, number]> = [
+      ['GET', 'nowhere/at/all', 404], // no mount
+      ['GET', 'secret/no-such-kind-of-path', 404], // a mount, but no path of it
+      ['POST', 'secret/data/dir/', 400], // a write to a path ending in a slash
+      ['DELETE', 'sys/mounts', 405], // a path that does not take the operation
+    ];
+    for (const [method, path, asRoot] of probes) {
+      for (const token of [undefined, 'not-a-token', limited]) {
+        const res = await call(t.url, method, path, { ...(token ? { token } : {}), ...(method === 'POST' ? { body: {} } : {}) });
+        expect([path, res.status, res.json]).toEqual([path, 403, { errors: ['permission denied'] }]);
+      }
+      expect([path, (await call(t.url, method, path, { token: root, ...(method === 'POST' ? { body: {} } : {}) })).status]).toEqual([path, asRoot]);
+    }
+    // A token its policy lets read the path learns that nothing serves it.
+    expect((await call(t.url, 'GET', 'nowhere/at/all', { token: reader })).status).toBe(404);
+    // Paths that need no token still answer without one.
+    expect((await call(t.url, 'GET', 'sys/health')).status).toBe(200);
+    expect((await call(t.url, 'POST', 'sys/wrapping/unwrap', { token: 'nope' })).status).toBe(400);
+  });
+
   it('wraps a reply when X-Vault-Wrap-TTL is set, and refuses a bad wrap header', async () => {
     await call(t.url, 'POST', 'secret/data/wrapme', { token: root, body: { data: { k: 'v' } } });
     const wrapped = await call(t.url, 'GET', 'secret/data/wrapme', { token: root, headers: { 'x-vault-wrap-ttl': '5m' } });

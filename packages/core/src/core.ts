@@ -524,14 +524,21 @@ export class Core {
     const op = request.operation;
     const { view, rest: path } = this.namespaces.resolve(header, fullPath);
     const routed = this.route(view, path);
-    if (!routed) throw new NotFoundError(`no handler for route "${fullPath}": no mount serves this path`);
+    if (!routed) {
+      await this.requirePermitted(request, view, path, op);
+      throw new NotFoundError(`no handler for route "${fullPath}": no mount serves this path`);
+    }
     const { backend, entry, kind } = routed;
     // System paths take a trailing slash on writes (the vault CLI enables mounts that way).
     if ((op === 'update' || op === 'create' || op === 'patch') && path.endsWith('/') && entry.type !== 'system') {
+      await this.requirePermitted(request, view, path, op);
       throw new BadRequestError("cannot write to a path ending in '/'");
     }
     const match = backend.match(routed.relative);
-    if (!match) throw new NotFoundError(`unsupported path: ${path}`);
+    if (!match) {
+      await this.requirePermitted(request, view, path, op);
+      throw new NotFoundError(`unsupported path: ${path}`);
+    }
     if (!view.isRoot && backend.isRestricted(match)) {
       throw new BadRequestError(`operation only available in the root namespace: ${path}`);
     }
@@ -550,7 +557,10 @@ export class Core {
       ...(request.body ? { body: request.body } : {}),
     };
     if (op === 'update' || op === 'create') req.operation = await backend.resolveWrite(match, req);
-    if (!backend.supports(match, req.operation)) throw new UnsupportedOperationError();
+    if (!backend.supports(match, req.operation)) {
+      if (!backend.isUnauthenticated(match, req.operation)) await this.requirePermitted(request, view, path, req.operation);
+      throw new UnsupportedOperationError();
+    }
 
     // Vault serves these outside its router, so they never reach its audit log (health checks would flood it).
     const audit = this.sealedPaths.has(fullPath) || !this.audit.recording ? null : this.audit;
@@ -657,6 +667,18 @@ export class Core {
     const entity = await this.identity.get(entry.entityId);
     if (entity?.disabled) throw new PermissionDeniedError();
     return entity ? entity.policies.filter((p) => !entry.policies.includes(p)) : [];
+  }
+
+  /**
+   * Before telling a caller that a path is not served (or not that way): it must hold a token
+   * that may `op` it, as Vault checks the token before it routes. Otherwise anyone could learn
+   * which mounts exist from the 404s. Counts no use, as nothing runs.
+   */
+  private async requirePermitted(request: CoreRequest, view: NamespaceView, path: string, op: Operation): Promise<void> {
+    const entry = request.token ? await this.tokens.lookup(request.token) : null;
+    if (!entry || !this.tokens.addressAllowed(entry, request.remoteAddress)) throw new PermissionDeniedError();
+    const { acl, aclPath } = await this.aclFor(entry, view, path);
+    if (!acl.allowed(aclPath, op).allowed) throw new PermissionDeniedError();
   }
 
   /** Resolves the token, checks bound CIDRs, the ACL, sudo and parameter rules; counts a use. */
