@@ -84,6 +84,19 @@ describe('HTTP conventions a Vault client relies on', () => {
   });
 
   it('answers 405 for unsupported methods and operations, 415 for PATCH without merge-patch', async () => {
+    for (const method of ['PATCHY', 'PROPFIND', 'TRACE', 'CONNECT']) {
+      const answer = await new Promise<string>((resolve, reject) => {
+        const sock = net.connect(Number(new URL(t.url).port), '127.0.0.1', () => {
+          sock.write(`${method} /v1/sys/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+        });
+        let out = '';
+        sock.on('data', (d) => { out += d.toString(); });
+        sock.on('close', () => resolve(out));
+        sock.on('error', reject);
+      });
+      expect([method, answer.slice(0, 12)]).toEqual([method, 'HTTP/1.1 405']);
+      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).errors).toHaveLength(1);
+    }
     expect((await call(t.url, 'OPTIONS', 'sys/health')).status).toBe(405);
     expect((await call(t.url, 'DELETE', 'sys/health', { token: root })).status).toBe(405);
     const patch = await call(t.url, 'PATCH', 'secret/data/dir/a', { token: root, body: { data: { y: 2 } } });

@@ -406,6 +406,13 @@ export function attachHttpServer(listener: net.Server, httpServer: http.Server, 
     if (head) takeBack(httpServer, adopted, head);
     else refuse(err, socket);
   });
+  // node hands a CONNECT to 'connect' listeners only, and with none drops the connection unanswered.
+  if (httpServer.listenerCount('connect') === 0) {
+    httpServer.on('connect', (_req: http.IncomingMessage, socket: Duplex) => {
+      socket.on('error', () => {});
+      socket.end(METHOD_NOT_ALLOWED, () => socket.destroy());
+    });
+  }
   const onListening = (): void => {
     httpServer.emit('listening');
   };
