@@ -224,6 +224,19 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
   const { logger, maxRequestSize, cluster } = options;
   const jsonLimits = options.jsonLimits ?? DEFAULT_JSON_LIMITS;
 
+  /** Why this listener refuses the body of a request it read to forward, if it does. */
+  function bodyRefusal(req: IncomingMessage, body: Buffer): BadRequestError | null {
+    const method = req.method ?? 'GET';
+    if (body.length === 0 || !(method === 'POST' || method === 'PUT' || method === 'PATCH' || method === 'DELETE')) return null;
+    try {
+      parseBody(body, req.headers['content-type'], jsonLimits);
+      return null;
+    } catch (err) {
+      if (err instanceof BadRequestError) return err;
+      throw err;
+    }
+  }
+
   async function execute(input: ApiRequest): Promise<ApiReply> {
     const { url, method } = input;
     const q = url.indexOf('?');
@@ -314,8 +327,12 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
     return encodeForwardedResponse({ status, headers, body: Buffer.from(JSON.stringify(body)) });
   }
 
-  /** Hands a client's request to the active node over the cluster connection; false when that is not possible. */
-  async function forwardOverCluster(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+  /**
+   * Hands a client's request to the active node over the cluster connection. Resolves true once
+   * the client has an answer, or with the body already read when that connection cannot be used
+   * (the request then goes over HTTP, with that body).
+   */
+  async function forwardOverCluster(req: IncomingMessage, res: ServerResponse): Promise<true | Buffer> {
     let body: Buffer;
     try {
       body = await readBody(req, maxRequestSize);
@@ -337,7 +354,16 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
       body,
     });
     const answering = cluster?.call(payload);
-    if (!answering) return false;
+    if (!answering) {
+      // Over HTTP the active node could only judge the body by its own listener's limits.
+      const refused = bodyRefusal(req, body);
+      if (refused) {
+        const reply = errorReply(refused, logger, randomUUID());
+        send(res, reply.status, reply.body, req.method === 'HEAD');
+        return true;
+      }
+      return body;
+    }
     let answer;
     try {
       answer = decodeForwardedResponse(await answering.catch(async (err: unknown) => {
@@ -376,9 +402,12 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
       const active = local ? null : cluster.activeAddress() ?? (await cluster.awaitActive());
       if (active !== null && !core.active) {
         if (req.headers['x-vault-no-request-forwarding'] !== undefined) redirectToActive(req, res, active);
-        else if (!carriedOverCluster(req, path) || !(await forwardOverCluster(req, res))) {
-          const ca = cluster.apiCa();
-          await forwardRequest(req, res, { target: active, auth: cluster.auth, logger, ...(ca ? { ca } : {}) });
+        else {
+          const carried = carriedOverCluster(req, path) ? await forwardOverCluster(req, res) : null;
+          if (carried !== true) {
+            const ca = cluster.apiCa();
+            await forwardRequest(req, res, { target: active, auth: cluster.auth, logger, ...(ca ? { ca } : {}), ...(carried ? { body: carried } : {}) });
+          }
         }
         return;
       }
