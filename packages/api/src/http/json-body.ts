@@ -126,7 +126,7 @@ export function checkJson(raw: Buffer, limits: JsonLimits): void {
             continue;
           }
           if (object) {
-            i = member(raw, i, limits);
+            i = member(raw, i, limits, true);
           } else {
             counts[counts.length - 1] = 1;
             if (limits.maxArrayElements < 1) throw tooManyElements(limits);
@@ -161,29 +161,28 @@ export function checkJson(raw: Buffer, limits: JsonLimits): void {
         if (count > limits.maxObjectEntries) throw tooManyEntries(limits);
         while (i < n && isWhitespace(raw[i] as number)) i++;
         i = member(raw, i, limits, false);
-      } else {
-        if (count > limits.maxArrayElements) throw tooManyElements(limits);
-        wantValue = true;
+      } else if (count > limits.maxArrayElements) {
+        throw tooManyElements(limits);
       }
+      wantValue = true;
     }
   } finally {
     kinds.length = 0;
     counts.length = 0;
   }
+}
 
-  /** Reads `"key" :` of an object's entry; the value comes next. */
-  function member(raw: Buffer, at: number, limits: JsonLimits, first = true): number {
-    if (first) {
-      counts[counts.length - 1] = 1;
-      if (limits.maxObjectEntries < 1) throw tooManyEntries(limits);
-    }
-    if (raw[at] !== QUOTE) throw syntaxError(raw, at, first ? "expected a string key or '}'" : 'expected a string key');
-    let j = string(raw, at, limits);
-    while (j < raw.length && isWhitespace(raw[j] as number)) j++;
-    if (raw[j] !== COLON) throw syntaxError(raw, j, "expected ':' after an object key");
-    wantValue = true;
-    return j + 1;
+/** Reads `"key" :` of an object's entry (`first` of it or not); the value comes next. */
+function member(raw: Buffer, at: number, limits: JsonLimits, first: boolean): number {
+  if (first) {
+    counts[counts.length - 1] = 1;
+    if (limits.maxObjectEntries < 1) throw tooManyEntries(limits);
   }
+  if (raw[at] !== QUOTE) throw syntaxError(raw, at, first ? "expected a string key or '}'" : 'expected a string key');
+  let j = string(raw, at, limits);
+  while (j < raw.length && isWhitespace(raw[j] as number)) j++;
+  if (raw[j] !== COLON) throw syntaxError(raw, j, "expected ':' after an object key");
+  return j + 1;
 }
 
 function tooManyEntries(limits: JsonLimits): BadRequestError {
