@@ -55,6 +55,30 @@ describe('a body over max_request_size', () => {
     expect(got.status).toBe(413);
     expect(JSON.parse(got.body)).toEqual({ errors: ['request body is larger than the limit of 4096 bytes'] });
   });
+
+  it('does the same on a connection whose LIST put it behind the rewriting socket', async () => {
+    const sock = net.connect(Number(new URL(t.url).port), '127.0.0.1');
+    let answer = '';
+    let error: string | undefined;
+    sock.setEncoding('latin1');
+    sock.on('data', (d: string) => { answer += d; });
+    sock.on('error', (err: NodeJS.ErrnoException) => { error ??= err.code ?? err.message; });
+    const closed = new Promise<void>((resolve) => sock.once('close', () => resolve()));
+    sock.write(`LIST /v1/secret/metadata/ HTTP/1.1\r\nHost: x\r\nX-Vault-Token: ${root}\r\n\r\n`);
+    const deadline = Date.now() + 20_000;
+    while (!/^HTTP\/1\.1 \d{3} [^]*\r\n\r\n/.test(answer) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(answer).toMatch(/^HTTP\/1\.1 404 /);
+    answer = '';
+    const total = 8 * 1024 * 1024;
+    sock.write(`POST /v1/secret/data/big HTTP/1.1\r\nHost: x\r\nX-Vault-Token: ${root}\r\nContent-Length: ${total}\r\n\r\n`);
+    const chunk = Buffer.alloc(64 * 1024, 0x61);
+    for (let sent = 0; sent < total; sent += chunk.length) sock.write(chunk);
+    sock.end();
+    await closed;
+    expect(error).toBeUndefined();
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answer).toContain('request body is larger than the limit of 4096 bytes');
+  });
 });
 
 describe('the lingering close after a refused body', () => {
