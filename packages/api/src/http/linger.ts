@@ -4,6 +4,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 export const LINGER_MAX_BYTES = 64 * 1024 * 1024;
 /** How long the connection stays open after the answer, at most. */
 export const LINGER_MAX_MS = 10_000;
+/** How often the bytes dropped are counted: the byte bound holds to within what arrives meanwhile. */
+const COUNT_EVERY_MS = 10;
 
 /**
  * Closes the connection after `res` the way a lingering close does, for answers sent before the
@@ -12,7 +14,7 @@ export const LINGER_MAX_MS = 10_000;
  * client that writes its whole body before reading (most HTTP libraries) sees EPIPE or
  * ECONNRESET instead of the answer. Here the answer is followed by a FIN, what the client still
  * sends is read and dropped, and the connection closes once the client closes its side, or after
- * `maxBytes` more bytes or `maxMs`, whichever comes first.
+ * about `maxBytes` more bytes or `maxMs`, whichever comes first.
  *
  * Works by taking over the socket's destroySoon(), which is what the http.Server calls after a
  * `Connection: close` answer (list-server.ts gives the LIST-rewriting socket the same method).
@@ -25,22 +27,26 @@ export function lingerAfter(req: IncomingMessage, res: ServerResponse, maxBytes 
   own.destroySoon = () => {
     delete own.destroySoon;
     if (socket.destroyed) return;
-    let dropped = 0;
-    const close = (): void => {
+    // Counted on the socket: the http.Server drops the rest of a body it was not asked to read
+    // without ever handing it to the request as data.
+    const start = socket.bytesRead;
+    const stop = (): void => {
       clearTimeout(timer);
-      req.off('data', count);
+      clearInterval(counter);
+    };
+    const close = (): void => {
+      stop();
       socket.destroy();
     };
-    const count = (chunk: Buffer): void => {
-      dropped += chunk.length;
-      if (dropped > maxBytes) close();
-    };
     const timer = setTimeout(close, maxMs);
+    const counter = setInterval(() => {
+      if (socket.bytesRead - start > maxBytes) close();
+    }, COUNT_EVERY_MS);
     timer.unref();
-    req.on('data', count);
+    counter.unref();
     req.resume();
     socket.once('end', close);
-    socket.once('close', () => clearTimeout(timer));
+    socket.once('close', stop);
     if (socket.writable) socket.end();
   };
 }
