@@ -2,9 +2,11 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import express from 'express';
 import type { Core, Logger } from '@strongroom/core';
 import { createDispatcher, type ClusterRouting } from './dispatcher';
+import type { JsonLimits } from './http/json-body';
 
 export interface AppOptions {
   maxRequestSize: number;
+  jsonLimits?: JsonLimits;
   logger: Logger;
   cluster?: ClusterRouting;
 }

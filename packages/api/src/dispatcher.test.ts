@@ -84,6 +84,19 @@ describe('HTTP conventions a Vault client relies on', () => {
   });
 
   it('answers 405 for unsupported methods and operations, 415 for PATCH without merge-patch', async () => {
+    for (const method of ['PATCHY', 'PROPFIND', 'TRACE', 'CONNECT']) {
+      const answer = await new Promise<string>((resolve, reject) => {
+        const sock = net.connect(Number(new URL(t.url).port), '127.0.0.1', () => {
+          sock.write(`${method} /v1/sys/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+        });
+        let out = '';
+        sock.on('data', (d) => { out += d.toString(); });
+        sock.on('close', () => resolve(out));
+        sock.on('error', reject);
+      });
+      expect([method, answer.slice(0, 12)]).toEqual([method, 'HTTP/1.1 405']);
+      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).errors).toHaveLength(1);
+    }
     expect((await call(t.url, 'OPTIONS', 'sys/health')).status).toBe(405);
     expect((await call(t.url, 'DELETE', 'sys/health', { token: root })).status).toBe(405);
     const patch = await call(t.url, 'PATCH', 'secret/data/dir/a', { token: root, body: { data: { y: 2 } } });
@@ -102,6 +115,30 @@ describe('HTTP conventions a Vault client relies on', () => {
     expect(outside.status).toBe(404);
   });
 
+  it('checks the token before saying that no mount serves a path, as Vault does', async () => {
+    await call(t.url, 'POST', 'sys/policies/acl/nowhere-reader', { token: root, body: { policy: 'path "nowhere/*" { capabilities = ["read"] }' } });
+    const limited = (await call(t.url, 'POST', 'auth/token/create', { token: root, body: { policies: ['default'] } })).json.auth.client_token as string;
+    const reader = (await call(t.url, 'POST', 'auth/token/create', { token: root, body: { policies: ['nowhere-reader'] } })).json.auth.client_token as string;
+    const probes: Array<[string, string, number]> = [
+      ['GET', 'nowhere/at/all', 404], // no mount
+      ['GET', 'secret/no-such-kind-of-path', 404], // a mount, but no path of it
+      ['POST', 'secret/data/dir/', 400], // a write to a path ending in a slash
+      ['DELETE', 'sys/mounts', 405], // a path that does not take the operation
+    ];
+    for (const [method, path, asRoot] of probes) {
+      for (const token of [undefined, 'not-a-token', limited]) {
+        const res = await call(t.url, method, path, { ...(token ? { token } : {}), ...(method === 'POST' ? { body: {} } : {}) });
+        expect([path, res.status, res.json]).toEqual([path, 403, { errors: ['permission denied'] }]);
+      }
+      expect([path, (await call(t.url, method, path, { token: root, ...(method === 'POST' ? { body: {} } : {}) })).status]).toEqual([path, asRoot]);
+    }
+    // A token its policy lets read the path learns that nothing serves it.
+    expect((await call(t.url, 'GET', 'nowhere/at/all', { token: reader })).status).toBe(404);
+    // Paths that need no token still answer without one.
+    expect((await call(t.url, 'GET', 'sys/health')).status).toBe(200);
+    expect((await call(t.url, 'POST', 'sys/wrapping/unwrap', { token: 'nope' })).status).toBe(400);
+  });
+
   it('wraps a reply when X-Vault-Wrap-TTL is set, and refuses a bad wrap header', async () => {
     await call(t.url, 'POST', 'secret/data/wrapme', { token: root, body: { data: { k: 'v' } } });
     const wrapped = await call(t.url, 'GET', 'secret/data/wrapme', { token: root, headers: { 'x-vault-wrap-ttl': '5m' } });
@@ -115,6 +152,27 @@ describe('HTTP conventions a Vault client relies on', () => {
     expect(bad.json.errors[0]).toContain('X-Vault-Wrap-TTL');
     const jwt = await call(t.url, 'GET', 'secret/data/wrapme', { token: root, headers: { 'x-vault-wrap-ttl': '60', 'x-vault-wrap-format': 'jwt' } });
     expect(jwt.status).toBe(400);
+  });
+
+  it('refuses a wrap TTL no duration can hold, and cuts a long one to the system maximum (32 days)', async () => {
+    for (const ttl of ['99999999999999999999h', '9'.repeat(400), '9223372037', '2562048h']) {
+      const res = await call(t.url, 'GET', 'secret/data/wrapme', { token: root, headers: { 'x-vault-wrap-ttl': ttl } });
+      expect(res.status).toBe(400);
+      expect(res.json.errors[0]).toMatch(/^invalid value for header "X-Vault-Wrap-TTL"/);
+    }
+    const maxTtl = 32 * 24 * 3600;
+    for (const ttl of ['8760h', '9223372036', String(maxTtl + 1)]) {
+      const wrapped = await call(t.url, 'GET', 'secret/data/wrapme', { token: root, headers: { 'x-vault-wrap-ttl': ttl } });
+      expect(wrapped.status).toBe(200);
+      expect(wrapped.json.wrap_info.ttl).toBe(maxTtl);
+      const token = wrapped.json.wrap_info.token as string;
+      expect((await call(t.url, 'POST', 'sys/wrapping/lookup', { token: root, body: { token } })).json.data.creation_ttl).toBe(maxTtl);
+      expect((await call(t.url, 'POST', 'auth/token/lookup', { token: root, body: { token } })).json.data.ttl).toBeLessThanOrEqual(maxTtl);
+      expect((await call(t.url, 'POST', 'sys/wrapping/unwrap', { token })).json.data.data).toEqual({ k: 'v' });
+    }
+    const data = await call(t.url, 'POST', 'sys/wrapping/wrap', { token: root, headers: { 'x-vault-wrap-ttl': '100000h' }, body: { a: 1 } });
+    expect(data.json.wrap_info.ttl).toBe(maxTtl);
+    expect((await call(t.url, 'GET', 'secret/data/wrapme', { token: root, headers: { 'x-vault-wrap-ttl': String(maxTtl) } })).json.wrap_info.ttl).toBe(maxTtl);
   });
 
   it('runs a request in the namespace named by X-Vault-Namespace or a path prefix', async () => {
@@ -160,5 +218,34 @@ describe('while sealed', () => {
     expect((await call(t.url, 'GET', 'sys/health?sealedcode=200')).status).toBe(200);
     const status = await call(t.url, 'GET', 'sys/seal-status');
     expect(status.json).toMatchObject({ type: 'shamir', initialized: true, sealed: true, t: 1, n: 1, progress: 0 });
+  });
+});
+
+describe('a client that names a namespace (VAULT_NAMESPACE)', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(() => t.stop());
+
+  it('still inits, unseals, reads seal status and health, and seals, as with Vault', async () => {
+    const headers = { 'x-vault-namespace': 'team/' };
+    expect((await call(t.url, 'GET', 'sys/init', { headers })).json).toEqual({ initialized: false });
+    expect((await call(t.url, 'GET', 'sys/health', { headers })).status).toBe(501);
+    const init = await call(t.url, 'PUT', 'sys/init', { headers, body: { secret_shares: 1, secret_threshold: 1 } });
+    expect(init.status).toBe(200);
+    const key = init.json.keys_base64[0] as string;
+    const root = init.json.root_token as string;
+    expect((await call(t.url, 'GET', 'sys/seal-status', { headers })).json).toMatchObject({ initialized: true, sealed: true });
+    const unsealed = await call(t.url, 'PUT', 'sys/unseal', { headers, body: { key } });
+    expect(unsealed.status).toBe(200);
+    expect(unsealed.json).toMatchObject({ sealed: false });
+    await t.server.waitActive();
+    expect((await call(t.url, 'GET', 'sys/health', { headers })).status).toBe(200);
+    expect((await call(t.url, 'GET', 'sys/leader', { headers })).status).toBe(200);
+    // No such namespace exists: the header is not even looked at.
+    expect((await call(t.url, 'GET', 'sys/seal-status', { headers })).json).toMatchObject({ sealed: false });
+    expect((await call(t.url, 'PUT', 'sys/seal', { headers, token: root })).status).toBe(204);
+    expect((await call(t.url, 'GET', 'sys/seal-status', { headers })).json).toMatchObject({ sealed: true });
   });
 });

@@ -11,6 +11,8 @@ import {
 } from './cluster/forwarded-call';
 import { FORWARDED_HEADER, forwardedHeaders, forwardRequest, redirectToActive, type ForwardingAuth } from './cluster/forwarding';
 import { errorReply } from './errors-to-http';
+import { DEFAULT_JSON_LIMITS, parseJson, type JsonLimits } from './http/json-body';
+import { lingerAfter } from './http/linger';
 import { isListRequest } from './http/list-method';
 
 /** How the dispatcher takes part in a cluster. */
@@ -43,6 +45,8 @@ export interface ClusterRouting {
 
 export interface DispatcherOptions {
   maxRequestSize: number;
+  /** Bounds on a JSON body's shape; Vault's defaults when not given. */
+  jsonLimits?: JsonLimits;
   logger: Logger;
   cluster?: ClusterRouting;
 }
@@ -82,20 +86,15 @@ function parseQuery(search: string): Record<string, unknown> {
   return out;
 }
 
-function parseBody(raw: Buffer, contentType: string | undefined): Record<string, unknown> {
+function parseBody(raw: Buffer, contentType: string | undefined, limits: JsonLimits): Record<string, unknown> {
   if (raw.length === 0) return {};
-  const text = raw.toString('utf8');
-  const trimmed = text.trimStart();
   // Vault takes form bodies too, but only when they do not look like JSON.
-  if (contentType?.startsWith('application/x-www-form-urlencoded') && !trimmed.startsWith('{') && !trimmed.startsWith('[')) {
-    return parseQuery(text);
+  if (contentType?.startsWith('application/x-www-form-urlencoded')) {
+    const text = raw.toString('utf8');
+    const trimmed = text.trimStart();
+    if (!trimmed.startsWith('{') && !trimmed.startsWith('[')) return parseQuery(text);
   }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    throw new BadRequestError(`failed to parse JSON input: ${(err as Error).message}`);
-  }
+  const parsed = parseJson(raw, limits);
   if (parsed === null) return {};
   if (typeof parsed !== 'object' || Array.isArray(parsed)) throw new BadRequestError('request body must be a JSON object');
   return parsed as Record<string, unknown>;
@@ -129,12 +128,22 @@ function tokenOf(headers: IncomingHttpHeaders): string | undefined {
   return undefined;
 }
 
-/** `X-Vault-Wrap-TTL`: seconds or a duration; absent or zero means no wrapping. */
+/** The longest duration Vault can parse (2^63 - 1 nanoseconds, about 292 years), in whole seconds. */
+const MAX_DURATION_SECONDS = 9_223_372_036;
+
+/**
+ * `X-Vault-Wrap-TTL`: seconds or a duration; absent or zero means no wrapping. What Vault could
+ * not parse either (negative, or longer than its durations reach) is refused; the core caps the
+ * rest at the system's maximum TTL.
+ */
 function wrapTtlOf(headers: IncomingHttpHeaders): number | undefined {
   const raw = headers['x-vault-wrap-ttl'];
   if (raw === undefined || raw === '') return undefined;
   const seconds = parseDurationSeconds(Array.isArray(raw) ? raw[0] : raw);
   if (seconds === null) throw new BadRequestError('invalid value for header "X-Vault-Wrap-TTL": expected a duration such as "5m" or a number of seconds');
+  if (!Number.isSafeInteger(seconds) || seconds > MAX_DURATION_SECONDS) {
+    throw new BadRequestError(`invalid value for header "X-Vault-Wrap-TTL": a duration may be at most ${MAX_DURATION_SECONDS} seconds`);
+  }
   const format = headers['x-vault-wrap-format'];
   if (format !== undefined && format !== '' && format !== 'token') {
     throw new BadRequestError('invalid value for header "X-Vault-Wrap-Format": only "token" is supported');
@@ -173,6 +182,8 @@ interface ApiRequest {
   /** Sent with the LIST method. */
   list: boolean;
   remoteAddress: string | undefined;
+  /** The limits of the listener the client sent the request to. */
+  jsonLimits: JsonLimits;
   /** The body, refused past the size limit. */
   readBody(): Promise<Buffer>;
   /** The body as a stream, for binary uploads (snapshots) that are not buffered. */
@@ -211,6 +222,20 @@ function carriedOverCluster(req: IncomingMessage, path: string): boolean {
  */
 export function createDispatcher(core: Core, options: DispatcherOptions) {
   const { logger, maxRequestSize, cluster } = options;
+  const jsonLimits = options.jsonLimits ?? DEFAULT_JSON_LIMITS;
+
+  /** Why this listener refuses the body of a request it read to forward, if it does. */
+  function bodyRefusal(req: IncomingMessage, body: Buffer): BadRequestError | null {
+    const method = req.method ?? 'GET';
+    if (body.length === 0 || !(method === 'POST' || method === 'PUT' || method === 'PATCH' || method === 'DELETE')) return null;
+    try {
+      parseBody(body, req.headers['content-type'], jsonLimits);
+      return null;
+    } catch (err) {
+      if (err instanceof BadRequestError) return err;
+      throw err;
+    }
+  }
 
   async function execute(input: ApiRequest): Promise<ApiReply> {
     const { url, method } = input;
@@ -241,7 +266,7 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
       const binary = operation === 'update' && contentType === 'application/octet-stream';
       if (binary) data = {};
       else if (operation === 'update' || operation === 'patch' || (operation === 'delete' && headers['content-length'] && headers['content-length'] !== '0')) {
-        const body = parseBody(await input.readBody(), contentType);
+        const body = parseBody(await input.readBody(), contentType, input.jsonLimits);
         data = operation === 'delete' ? { ...query, ...body } : body;
       }
       if (operation === 'list' && path !== '' && !path.endsWith('/')) path += '/';
@@ -277,6 +302,8 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
       headers: headerMap(call.headers),
       list,
       remoteAddress: call.remoteAddress,
+      // A standby that predates the limits in the head sends none: this node's own apply.
+      jsonLimits: call.jsonLimits ?? jsonLimits,
       readBody: async () => {
         if (maxRequestSize > 0 && call.body.length > maxRequestSize) throw new PayloadTooLargeError(maxRequestSize);
         return call.body;
@@ -300,14 +327,21 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
     return encodeForwardedResponse({ status, headers, body: Buffer.from(JSON.stringify(body)) });
   }
 
-  /** Hands a client's request to the active node over the cluster connection; false when that is not possible. */
-  async function forwardOverCluster(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+  /**
+   * Hands a client's request to the active node over the cluster connection. Resolves true once
+   * the client has an answer, or with the body already read when that connection cannot be used
+   * (the request then goes over HTTP, with that body).
+   */
+  async function forwardOverCluster(req: IncomingMessage, res: ServerResponse): Promise<true | Buffer> {
     let body: Buffer;
     try {
       body = await readBody(req, maxRequestSize);
     } catch (err) {
       const reply = errorReply(err, logger, randomUUID());
-      if (reply.status === 413) res.setHeader('connection', 'close');
+      if (reply.status === 413) {
+        res.setHeader('connection', 'close');
+        lingerAfter(req, res);
+      }
       send(res, reply.status, reply.body, req.method === 'HEAD');
       return true;
     }
@@ -316,10 +350,20 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
       url: req.url ?? '/',
       headers: forwardedHeaders(req.headers),
       ...(req.socket.remoteAddress ? { remoteAddress: req.socket.remoteAddress } : {}),
+      jsonLimits,
       body,
     });
     const answering = cluster?.call(payload);
-    if (!answering) return false;
+    if (!answering) {
+      // Over HTTP the active node could only judge the body by its own listener's limits.
+      const refused = bodyRefusal(req, body);
+      if (refused) {
+        const reply = errorReply(refused, logger, randomUUID());
+        send(res, reply.status, reply.body, req.method === 'HEAD');
+        return true;
+      }
+      return body;
+    }
     let answer;
     try {
       answer = decodeForwardedResponse(await answering.catch(async (err: unknown) => {
@@ -358,9 +402,12 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
       const active = local ? null : cluster.activeAddress() ?? (await cluster.awaitActive());
       if (active !== null && !core.active) {
         if (req.headers['x-vault-no-request-forwarding'] !== undefined) redirectToActive(req, res, active);
-        else if (!carriedOverCluster(req, path) || !(await forwardOverCluster(req, res))) {
-          const ca = cluster.apiCa();
-          await forwardRequest(req, res, { target: active, auth: cluster.auth, logger, ...(ca ? { ca } : {}) });
+        else {
+          const carried = carriedOverCluster(req, path) ? await forwardOverCluster(req, res) : null;
+          if (carried !== true) {
+            const ca = cluster.apiCa();
+            await forwardRequest(req, res, { target: active, auth: cluster.auth, logger, ...(ca ? { ca } : {}), ...(carried ? { body: carried } : {}) });
+          }
         }
         return;
       }
@@ -374,11 +421,14 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
       if (typeof forwarded === 'string') remoteAddress = cluster.auth.verify(forwarded, list ? 'LIST' : method, url) ?? remoteAddress;
     }
     const reply = await execute({
-      method, url, headers: req.headers, list, remoteAddress,
+      method, url, headers: req.headers, list, remoteAddress, jsonLimits,
       readBody: () => readBody(req, maxRequestSize),
       stream: () => req,
     });
-    if (reply.close) res.setHeader('connection', 'close');
+    if (reply.close) {
+      res.setHeader('connection', 'close');
+      lingerAfter(req, res);
+    }
     send(res, reply.status, reply.body, reply.head);
   };
 }

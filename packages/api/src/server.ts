@@ -103,7 +103,9 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   const starting = new Promise<void>((resolve) => { markStarted = resolve; });
   try {
     for (const cfg of config.listeners) {
-      const { listener } = createApp(core, { maxRequestSize: cfg.maxRequestSize, logger, cluster: cluster.routing() });
+      const { listener } = createApp(core, {
+        maxRequestSize: cfg.maxRequestSize, ...(cfg.jsonLimits ? { jsonLimits: cfg.jsonLimits } : {}), logger, cluster: cluster.routing(),
+      });
       const l = await startListener(cfg, (req, res) => {
         if (started) listener(req, res);
         else void starting.then(() => listener(req, res));

@@ -126,6 +126,13 @@ export const PERIODIC_INTERVAL_MS = 60_000;
 /** Paths that answer while sealed or before init, and on a standby; everything else is 503. */
 const SEALED_PATHS = ['sys/init', 'sys/seal-status', 'sys/unseal', 'sys/health', 'sys/leader'];
 
+/**
+ * Paths of the server as a whole, which Vault serves outside its namespaces: they ignore
+ * X-Vault-Namespace, so a client with VAULT_NAMESPACE set can still unseal, seal and check
+ * health. (Under a namespace path prefix they are a different path, refused as restricted.)
+ */
+const NAMESPACE_FREE_PATHS = new Set([...SEALED_PATHS, 'sys/seal']);
+
 interface Routed {
   entry: MountEntry;
   kind: TableKind;
@@ -155,7 +162,7 @@ export class Core {
   readonly storageType: string;
   /** Engines by kind, then type: a secrets engine and an auth method may share a type name (`cloud1`). */
   private readonly engines = { secret: new Map<string, EngineFactory>(), auth: new Map<string, EngineFactory>() };
-  readonly wrapping = new ResponseWrapper(this);
+  readonly wrapping = new ResponseWrapper(this, SYSTEM_MAX_TTL);
   readonly expiration: ExpirationManager;
   private readonly instances = new Map<string, Backend>();
   private readonly systemBackend: Backend;
@@ -551,7 +558,7 @@ export class Core {
 
   async handle(request: CoreRequest): Promise<CoreReply> {
     const fullPath = request.path.replace(/^\/+/, '');
-    const header = request.headers?.['x-vault-namespace'];
+    const header = NAMESPACE_FREE_PATHS.has(fullPath) ? undefined : request.headers?.['x-vault-namespace'];
     if (!this.ready) {
       if (this.sealedPaths.has(fullPath) && !header) return this.handleSealed(fullPath, request);
       if (this.sealed) throw (await this.seal.initialized()) ? new SealedError() : new NotInitializedError();
@@ -560,14 +567,21 @@ export class Core {
     const op = request.operation;
     const { view, rest: path } = this.namespaces.resolve(header, fullPath);
     const routed = this.route(view, path);
-    if (!routed) throw new NotFoundError(`no handler for route "${fullPath}": no mount serves this path`);
+    if (!routed) {
+      await this.requirePermitted(request, view, path, op);
+      throw new NotFoundError(`no handler for route "${fullPath}": no mount serves this path`);
+    }
     const { backend, entry, kind } = routed;
     // System paths take a trailing slash on writes (the vault CLI enables mounts that way).
     if ((op === 'update' || op === 'create' || op === 'patch') && path.endsWith('/') && entry.type !== 'system') {
+      await this.requirePermitted(request, view, path, op);
       throw new BadRequestError("cannot write to a path ending in '/'");
     }
     const match = backend.match(routed.relative);
-    if (!match) throw new NotFoundError(`unsupported path: ${path}`);
+    if (!match) {
+      await this.requirePermitted(request, view, path, op);
+      throw new NotFoundError(`unsupported path: ${path}`);
+    }
     if (!view.isRoot && backend.isRestricted(match)) {
       throw new BadRequestError(`operation only available in the root namespace: ${path}`);
     }
@@ -586,7 +600,10 @@ export class Core {
       ...(request.body ? { body: request.body } : {}),
     };
     if (op === 'update' || op === 'create') req.operation = await backend.resolveWrite(match, req);
-    if (!backend.supports(match, req.operation)) throw new UnsupportedOperationError();
+    if (!backend.supports(match, req.operation)) {
+      if (!backend.isUnauthenticated(match, req.operation)) await this.requirePermitted(request, view, path, req.operation);
+      throw new UnsupportedOperationError();
+    }
 
     // Vault serves these outside its router, so they never reach its audit log (health checks would flood it).
     const audit = this.sealedPaths.has(fullPath) || !this.audit.recording ? null : this.audit;
@@ -693,6 +710,18 @@ export class Core {
     const entity = await this.identity.get(entry.entityId);
     if (entity?.disabled) throw new PermissionDeniedError();
     return entity ? entity.policies.filter((p) => !entry.policies.includes(p)) : [];
+  }
+
+  /**
+   * Before telling a caller that a path is not served (or not that way): it must hold a token
+   * that may `op` it, as Vault checks the token before it routes. Otherwise anyone could learn
+   * which mounts exist from the 404s. Counts no use, as nothing runs.
+   */
+  private async requirePermitted(request: CoreRequest, view: NamespaceView, path: string, op: Operation): Promise<void> {
+    const entry = request.token ? await this.tokens.lookup(request.token) : null;
+    if (!entry || !this.tokens.addressAllowed(entry, request.remoteAddress)) throw new PermissionDeniedError();
+    const { acl, aclPath } = await this.aclFor(entry, view, path);
+    if (!acl.allowed(aclPath, op).allowed) throw new PermissionDeniedError();
   }
 
   /** Resolves the token, checks bound CIDRs, the ACL, sudo and parameter rules; counts a use. */

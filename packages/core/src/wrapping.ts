@@ -22,9 +22,13 @@ const INVALID = 'wrapping token is not valid or does not exist';
  * token under the token store's lock, so a wrapped reply is handed out once.
  */
 export class ResponseWrapper {
-  constructor(private readonly core: Core) {}
+  /** `maxTtl`: seconds; a longer wrap TTL is cut to it, as token TTLs are cut to the system's maximum. */
+  constructor(private readonly core: Core, private readonly maxTtl: number) {}
 
-  async wrap(response: CoreReply, creationPath: string, ttl: number, wrappedAccessor?: string): Promise<CoreReply> {
+  async wrap(response: CoreReply, creationPath: string, requestedTtl: number, wrappedAccessor?: string): Promise<CoreReply> {
+    if (!Number.isFinite(requestedTtl) || requestedTtl <= 0) throw new BadRequestError('invalid wrap TTL: expected a positive number of seconds');
+    // A wrapped reply must not outlive what any token may: an unbounded one is a secret kept forever.
+    const ttl = Math.max(1, Math.min(Math.floor(requestedTtl), this.maxTtl));
     const now = this.core.clock.now();
     const { id, entry } = await this.core.tokens.create({
       policies: [WRAPPING_POLICY], path: creationPath, meta: {}, displayName: '', numUses: 1, creationTime: now,

@@ -9,6 +9,8 @@ describe('requests and answers carried between members', () => {
     expect(decodeForwardedRequest(encodeForwardedRequest(request))).toEqual(request);
     const answer = { status: 404, headers: [['content-type', 'application/json']] as Array<[string, string]>, body: Buffer.from('{"errors":[]}') };
     expect(decodeForwardedResponse(encodeForwardedResponse(answer))).toEqual(answer);
+    const limited = { ...request, jsonLimits: { maxDepth: 8, maxStringLength: 100, maxObjectEntries: 5, maxArrayElements: 6 } };
+    expect(decodeForwardedRequest(encodeForwardedRequest(limited))).toEqual(limited);
     const bare = decodeForwardedRequest(encodeForwardedRequest({ method: 'GET', url: '/v1/sys/leader', headers: [], body: Buffer.alloc(0) }));
     expect(bare).toEqual({ method: 'GET', url: '/v1/sys/leader', headers: [], body: Buffer.alloc(0) });
   });
@@ -32,6 +34,9 @@ describe('requests and answers carried between members', () => {
     expect(() => decodeForwardedRequest(framed({ url: '/v1/x', headers: [] }))).toThrow(/method and a URL/);
     expect(() => decodeForwardedRequest(framed({ method: 'GET', url: '/v1/x', headers: [['a']] }))).toThrow(/pair of strings/);
     expect(() => decodeForwardedRequest(framed({ method: 'GET', url: '/v1/x', headers: [], remoteAddress: 5 }))).toThrow(/client address/);
+    expect(() => decodeForwardedRequest(framed({ method: 'GET', url: '/v1/x', headers: [], jsonLimits: 5 }))).toThrow(/JSON limits/);
+    const limits = { maxDepth: 8, maxStringLength: 100, maxObjectEntries: 5, maxArrayElements: 0 };
+    expect(() => decodeForwardedRequest(framed({ method: 'GET', url: '/v1/x', headers: [], jsonLimits: limits }))).toThrow(/maxArrayElements is not a positive integer/);
     expect(() => decodeForwardedResponse(framed({ status: 99, headers: [] }))).toThrow(/valid status/);
   });
 });

@@ -1,3 +1,5 @@
+import type { JsonLimits } from '../http/json-body';
+
 /**
  * A client's request as a standby hands it to the active node over the cluster connection,
  * and the answer that comes back: a JSON head (method, URL, headers, client address; or status
@@ -15,6 +17,11 @@ export interface ForwardedRequest {
   url: string;
   headers: Array<[string, string]>;
   remoteAddress?: string;
+  /**
+   * The limits of the listener that received the request: a body is judged by the node the
+   * client sent it to, not by the node that happens to be active.
+   */
+  jsonLimits?: JsonLimits;
   body: Buffer;
 }
 
@@ -52,8 +59,27 @@ function headerList(value: unknown): Array<[string, string]> {
   });
 }
 
+const JSON_LIMIT_KEYS = ['maxDepth', 'maxStringLength', 'maxObjectEntries', 'maxArrayElements'] as const;
+
+function jsonLimitsOf(value: unknown): JsonLimits | undefined {
+  if (value === undefined) return undefined;
+  if (value === null || typeof value !== 'object') throw new Error('forwarded JSON limits are not an object');
+  const given = value as Record<string, unknown>;
+  const out = {} as JsonLimits;
+  for (const key of JSON_LIMIT_KEYS) {
+    const n = given[key];
+    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) throw new Error(`forwarded JSON limit ${key} is not a positive integer`);
+    out[key] = n;
+  }
+  return out;
+}
+
 export function encodeForwardedRequest(r: ForwardedRequest): Buffer {
-  return frame({ method: r.method, url: r.url, headers: r.headers, ...(r.remoteAddress ? { remoteAddress: r.remoteAddress } : {}) }, r.body);
+  return frame({
+    method: r.method, url: r.url, headers: r.headers,
+    ...(r.remoteAddress ? { remoteAddress: r.remoteAddress } : {}),
+    ...(r.jsonLimits ? { jsonLimits: r.jsonLimits } : {}),
+  }, r.body);
 }
 
 export function decodeForwardedRequest(payload: Buffer): ForwardedRequest {
@@ -61,7 +87,8 @@ export function decodeForwardedRequest(payload: Buffer): ForwardedRequest {
   const { method, url, remoteAddress } = head;
   if (typeof method !== 'string' || typeof url !== 'string') throw new Error('a forwarded request needs a method and a URL');
   if (remoteAddress !== undefined && typeof remoteAddress !== 'string') throw new Error('a forwarded client address is not a string');
-  return { method, url, headers: headerList(head['headers']), ...(remoteAddress ? { remoteAddress } : {}), body };
+  const jsonLimits = jsonLimitsOf(head['jsonLimits']);
+  return { method, url, headers: headerList(head['headers']), ...(remoteAddress ? { remoteAddress } : {}), ...(jsonLimits ? { jsonLimits } : {}), body };
 }
 
 export function encodeForwardedResponse(r: ForwardedResponse): Buffer {

@@ -71,6 +71,8 @@ export interface ForwardOptions {
   logger: Logger;
   /** Trust anchors (PEM) for an active node served over TLS with a private CA. */
   ca?: string;
+  /** The request's body, when it was read already; otherwise it streams from `req`. */
+  body?: Buffer;
 }
 
 /**
@@ -120,7 +122,8 @@ export function forwardRequest(req: http.IncomingMessage, res: http.ServerRespon
       }
       resolve();
     });
-    req.pipe(outgoing);
+    if (options.body) outgoing.end(options.body);
+    else req.pipe(outgoing);
   });
 }
 

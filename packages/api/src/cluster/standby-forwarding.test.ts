@@ -88,6 +88,59 @@ describe('a standby handing requests to the active node', () => {
   });
 });
 
+describe('a standby that cannot use the cluster connection', () => {
+  let active: http.Server;
+  let server: http.Server;
+  let url: string;
+  let received: Array<{ method: string; url: string; body: string }>;
+
+  beforeAll(async () => {
+    received = [];
+    active = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        received.push({ method: req.method ?? '', url: req.url ?? '', body: Buffer.concat(chunks).toString() });
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"data":{"ok":true}}');
+      });
+    });
+    await new Promise<void>((resolve) => active.listen(0, '127.0.0.1', resolve));
+    const activeUrl = `http://127.0.0.1:${(active.address() as AddressInfo).port}`;
+    const standby = { active: false, sealed: false, isLocalPath: () => false } as unknown as Core;
+    // The active node's cluster address is not known (yet): every call answers null.
+    const routing: ClusterRouting = {
+      activeAddress: () => activeUrl, awaitActive: async () => activeUrl, auth: new ForwardingAuth(Buffer.alloc(32, 1)),
+      apiCa: () => undefined, gate: () => null, call: () => null, serveCalls: () => {},
+    };
+    const jsonLimits = { maxDepth: 3, maxStringLength: 64, maxObjectEntries: 10, maxArrayElements: 10 };
+    const { listener } = createApp(standby, { maxRequestSize: 1024, jsonLimits, logger: silentLogger, cluster: routing });
+    server = http.createServer(listener);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await new Promise<void>((resolve) => active.close(() => resolve()));
+  });
+  beforeEach(() => {
+    received = [];
+  });
+
+  it('forwards over HTTP with the body it already read', async () => {
+    const res = await fetch(`${url}/v1/secret/data/a`, { method: 'POST', headers: { 'x-vault-token': 't' }, body: '{"data":{"v":1}}' });
+    expect(res.status).toBe(200);
+    expect(received).toEqual([{ method: 'POST', url: '/v1/secret/data/a', body: '{"data":{"v":1}}' }]);
+  });
+
+  it('judges the body by its own listener\'s limits first', async () => {
+    const res = await fetch(`${url}/v1/secret/data/a`, { method: 'POST', headers: { 'x-vault-token': 't' }, body: '{"data":{"v":{"w":{"x":1}}}}' });
+    expect(res.status).toBe(400);
+    expect((await res.json()).errors).toEqual(['JSON input is nested deeper than max_json_depth (3) allows']);
+    expect(received).toEqual([]);
+  });
+});
+
 describe('the active node serving a standby\'s call', () => {
   function serving(core: Partial<Core> & { active: boolean }) {
     let handler: ((payload: Buffer) => Promise<Buffer>) | undefined;

@@ -69,6 +69,7 @@ function expectExample(config: ServerConfig, file: string): void {
         tlsKeyFile: key,
         maxRequestSize: 33554432,
         clusterAddress: { host: '127.0.0.1', port: 8201 },
+        jsonLimits: { maxDepth: 500, maxStringLength: 1048576, maxObjectEntries: 10000, maxArrayElements: 10000 },
       },
     ],
     apiAddr: 'https://127.0.0.1:8200',
@@ -197,6 +198,7 @@ describe('defaults', () => {
           tlsDisable: true,
           maxRequestSize: 32 * 1024 * 1024,
           clusterAddress: { host: '127.0.0.1', port: 8201 },
+          jsonLimits: { maxDepth: 500, maxStringLength: 1048576, maxObjectEntries: 10000, maxArrayElements: 10000 },
         },
       ],
       ui: false,
@@ -216,6 +218,18 @@ describe('defaults', () => {
   test('max_request_size 0 means the default', async () => {
     const config = await parseConfig(minimalHcl('', 'tls_disable = true\nmax_request_size = 0'), 'c.hcl');
     expect(config.listeners[0]!.maxRequestSize).toBe(32 * 1024 * 1024);
+  });
+
+  test('the JSON body limits are set per listener, 0 meaning the default', async () => {
+    const config = await parseConfig(minimalHcl('', [
+      'tls_disable = true', 'max_json_depth = 20', 'max_json_string_value_length = "4096"',
+      'max_json_object_entry_count = 0', 'max_json_array_element_count = 300',
+    ].join('\n')), 'c.hcl');
+    expect(config.listeners[0]!.jsonLimits).toEqual({ maxDepth: 20, maxStringLength: 4096, maxObjectEntries: 10000, maxArrayElements: 300 });
+    await expect(parseConfig(minimalHcl('', 'tls_disable = true\nmax_json_depth = -1'), 'c.hcl'))
+      .rejects.toThrow('c.hcl: listener.tcp[0].max_json_depth: must be a non-negative integer');
+    await expect(parseConfig(minimalHcl('', 'tls_disable = true\nmax_json_array_element_count = "many"'), 'c.hcl'))
+      .rejects.toThrow('c.hcl: listener.tcp[0].max_json_array_element_count: must be a non-negative integer');
   });
 
   test('TLS is on by default and uses the given files', async () => {

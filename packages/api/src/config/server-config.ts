@@ -3,6 +3,7 @@ import { promises as fsp } from 'node:fs';
 import { isIPv6 } from 'node:net';
 import { extname } from 'node:path';
 import { parseDurationSeconds } from '@strongroom/core';
+import { DEFAULT_JSON_LIMITS, type JsonLimits } from '../http/json-body';
 
 export interface ListenerConfig {
   type: 'tcp';
@@ -16,6 +17,8 @@ export interface ListenerConfig {
   tlsKeyFile?: string;
   /** In bytes; always positive (0 in the file means the default). */
   maxRequestSize: number;
+  /** `max_json_*`: bounds on a JSON body's shape; Vault's defaults when absent (0 in the file means the default). */
+  jsonLimits?: JsonLimits;
   /** Where the cluster (Raft) port listens; by default the API port plus one on the same host. */
   clusterAddress: { host: string; port: number };
 }
@@ -67,7 +70,16 @@ export const DEFAULT_MAX_REQUEST_SIZE = 32 * 1024 * 1024;
 // Settings we implement, per section.
 const TOP_LEVEL_KEYS = new Set(['storage', 'listener', 'api_addr', 'cluster_addr', 'ui']);
 const RAFT_KEYS = new Set(['path', 'node_id', 'snapshot_threshold', 'snapshot_interval', 'trailing_logs']);
-const TCP_KEYS = new Set(['address', 'cluster_address', 'tls_cert_file', 'tls_key_file', 'tls_disable', 'max_request_size']);
+const TCP_KEYS = new Set([
+  'address', 'cluster_address', 'tls_cert_file', 'tls_key_file', 'tls_disable', 'max_request_size',
+  'max_json_depth', 'max_json_string_value_length', 'max_json_object_entry_count', 'max_json_array_element_count',
+]);
+const JSON_LIMIT_SETTINGS: Array<[string, keyof JsonLimits]> = [
+  ['max_json_depth', 'maxDepth'],
+  ['max_json_string_value_length', 'maxStringLength'],
+  ['max_json_object_entry_count', 'maxObjectEntries'],
+  ['max_json_array_element_count', 'maxArrayElements'],
+];
 
 // Accepted without a word: they tune the process rather than the server's behaviour, and
 // nearly every Vault config file sets them, so warning about them would only be noise.
@@ -327,7 +339,17 @@ class Validator {
     };
     if (tlsCertFile !== undefined) listener.tlsCertFile = tlsCertFile;
     if (tlsKeyFile !== undefined) listener.tlsKeyFile = tlsKeyFile;
+    listener.jsonLimits = this.jsonLimits(body, prefix);
     return listener;
+  }
+
+  private jsonLimits(body: Obj, prefix: string): JsonLimits {
+    const limits = { ...DEFAULT_JSON_LIMITS };
+    for (const [key, field] of JSON_LIMIT_SETTINGS) {
+      const value = this.optionalNonNegativeInt(body, key, `${prefix}.${key}`);
+      if (value !== undefined && value > 0) limits[field] = value;
+    }
+    return limits;
   }
 
   private hostPort(address: string, field: string): { host: string; port: number } {

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import * as tls from 'node:tls';
 import NodeVault from 'node-vault';
 import { isListRequest } from './list-method';
-import { attachHttpServer, refusedListRequest } from './list-server';
+import { attachHttpServer, refusedListRequest, unknownMethod } from './list-server';
 
 interface Seen {
   method: string | undefined;
@@ -189,6 +189,27 @@ describe('refusedListRequest', () => {
   });
 });
 
+describe('unknownMethod', () => {
+  const unknown = (raw: string, bytesParsed: number, code = 'HPE_INVALID_METHOD') =>
+    unknownMethod(Object.assign(new Error('Parse Error'), { code, bytesParsed, rawPacket: Buffer.from(raw, 'latin1') }));
+
+  it('tells a request line with a method node does not know', () => {
+    expect(unknown('PATCHY /v1/x HTTP/1.1\r\n\r\n', 5)).toBe(true);
+    expect(unknown('BREW /v1/x HTTP/1.1\r\n\r\n', 1)).toBe(true);
+    expect(unknown('list /v1/x HTTP/1.1\r\n\r\n', 0)).toBe(true);
+    expect(unknown('GET / HTTP/1.1\r\n\r\nX-1 /a HTTP/1.1\r\n\r\n', 18)).toBe(true);
+  });
+
+  it('from bytes that are no request line', () => {
+    expect(unknown('\x16\x03\x01 /v1/x HTTP/1.1\r\n\r\n', 0)).toBe(false);
+    expect(unknown('PAT(HY /v1/x HTTP/1.1\r\n\r\n', 3)).toBe(false);
+    expect(unknown('GET / HTTP/1.1\r\n\r\n x FOO /a HTTP/1.1\r\n\r\n', 22)).toBe(false);
+    expect(unknown('PATCHY', 5)).toBe(false);
+    expect(unknown('PATCHY /v1/x HTTP/1.1\r\n\r\n', 5, 'HPE_INVALID_URL')).toBe(false);
+    expect(unknownMethod(Object.assign(new Error('timeout'), { code: 'HPE_INVALID_METHOD' }))).toBe(false);
+  });
+});
+
 describe('attachHttpServer', () => {
   it('reads a connection natively until its first LIST, then through the rewriter', async () => {
     const { port, plain, seen } = await start();
@@ -338,9 +359,7 @@ describe('attachHttpServer', () => {
   });
 
   it.each([
-    ['lower-case list', 'list /v1/secret/metadata/ HTTP/1.1\r\nHost: a\r\n\r\n'],
     ['garbage', '\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03\r\n\r\n'],
-    ['a method that only starts like LIST', 'LISTEN /a HTTP/1.1\r\nHost: a\r\n\r\n'],
     ['a body framing node refuses', 'POST / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nLIST / HTTP/1.1\r\n\r\n'],
   ])('lets node reject %s with 400 and close', async (_name, request) => {
     const { port, seen } = await start();
@@ -354,7 +373,26 @@ describe('attachHttpServer', () => {
     expect(seen).toEqual([]);
   });
 
-  it('lets node reject a bad method on a connection already behind the rewriter', async () => {
+  it.each([
+    ['an unknown method', 'PATCHY /v1/x HTTP/1.1\r\nHost: a\r\n\r\n'],
+    ['lower-case list', 'list /v1/secret/metadata/ HTTP/1.1\r\nHost: a\r\n\r\n'],
+    ['a method that only starts like LIST', 'LISTEN /a HTTP/1.1\r\nHost: a\r\n\r\n'],
+  ])('answers %s with 405 and an errors body, and closes', async (_name, request) => {
+    const { port, seen } = await start();
+    const socket = await connect(port);
+    const received: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => received.push(chunk));
+    const closed = new Promise((resolve) => socket.on('close', resolve));
+    socket.write(request);
+    await closed;
+    const answer = Buffer.concat(received).toString('latin1');
+    expect(answer).toMatch(/^HTTP\/1\.1 405 Method Not Allowed\r\n/);
+    expect(answer).toMatch(/\r\nConnection: close\r\n/);
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).errors[0]).toMatch(/^unsupported HTTP method/);
+    expect(seen).toEqual([]);
+  });
+
+  it('answers a bad method on a connection already behind the rewriter with 405', async () => {
     const { port, seen } = await start();
     const socket = await connect(port);
     const received: Buffer[] = [];
@@ -365,7 +403,7 @@ describe('attachHttpServer', () => {
     received.length = 0;
     socket.write('LISX /b HTTP/1.1\r\nHost: a\r\n\r\n');
     await closed;
-    expect(Buffer.concat(received).toString('latin1')).toBe('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    expect(Buffer.concat(received).toString('latin1')).toMatch(/^HTTP\/1\.1 405 Method Not Allowed\r\n/);
     expect(seen.map((s) => s.url)).toEqual(['/a']);
   });
 

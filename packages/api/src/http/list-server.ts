@@ -247,6 +247,22 @@ const REFUSALS: Record<string, Buffer> = {
   ERR_HTTP_REQUEST_TIMEOUT: Buffer.from('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n', 'latin1'),
 };
 const BAD_REQUEST = Buffer.from('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n', 'latin1');
+const METHOD_NOT_ALLOWED = (() => {
+  const body = JSON.stringify({ errors: ['unsupported HTTP method; the API takes GET, HEAD, LIST, POST, PUT, PATCH and DELETE'] });
+  return Buffer.from([
+    'HTTP/1.1 405 Method Not Allowed', 'Allow: GET, HEAD, LIST, POST, PUT, PATCH, DELETE', 'Content-Type: application/json',
+    'Cache-Control: no-store', `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close', '', body,
+  ].join('\r\n'), 'latin1');
+})();
+
+const SPACE = 0x20;
+const NEWLINE = 0x0a;
+/** The bytes HTTP allows in a method (RFC 9110 token characters). */
+const TOKEN = new Uint8Array(256);
+for (const c of "!#$%&'*+-.^_`|~") TOKEN[c.charCodeAt(0)] = 1;
+for (let b = 0x30; b <= 0x39; b++) TOKEN[b] = 1;
+for (let b = 0x41; b <= 0x5a; b++) TOKEN[b] = 1;
+for (let b = 0x61; b <= 0x7a; b++) TOKEN[b] = 1;
 
 /**
  * The bytes of a LIST request that node's parser refused, from its method on: `rawPacket` is the
@@ -268,9 +284,29 @@ export function refusedListRequest(err: ClientError): Buffer | null {
   return Buffer.concat([LI, raw.subarray(at)]);
 }
 
+/**
+ * Whether node refused a well-formed request line for its method alone, one it does not know
+ * (`PATCHY`, `list`): that is a 405, as Vault answers any method it does not serve, where
+ * bytes that are no request line at all stay a 400.
+ */
+export function unknownMethod(err: ClientError): boolean {
+  const raw = err.rawPacket;
+  const at = err.bytesParsed;
+  if (err.code !== 'HPE_INVALID_METHOD' || !Buffer.isBuffer(raw) || typeof at !== 'number' || at < 0 || at >= raw.length) return false;
+  let start = at;
+  while (start > 0 && TOKEN[raw[start - 1] as number] === 1) start--;
+  // Bytes before the method belong to requests already parsed, ending with their line's end.
+  if (start > 0 && raw[start - 1] !== NEWLINE) return false;
+  let end = at;
+  while (end < raw.length && TOKEN[raw[end] as number] === 1) end++;
+  return end > start && raw[end] === SPACE;
+}
+
 function refuse(err: ClientError, socket: net.Socket | Duplex): void {
   const response = (socket as AdoptedSocket)._httpMessage;
-  if (socket.writable && !response?.headersSent) socket.write(REFUSALS[err.code ?? ''] ?? BAD_REQUEST);
+  if (socket.writable && !response?.headersSent) {
+    socket.write(REFUSALS[err.code ?? ''] ?? (unknownMethod(err) ? METHOD_NOT_ALLOWED : BAD_REQUEST));
+  }
   socket.destroy(err);
 }
 
@@ -370,6 +406,13 @@ export function attachHttpServer(listener: net.Server, httpServer: http.Server, 
     if (head) takeBack(httpServer, adopted, head);
     else refuse(err, socket);
   });
+  // node hands a CONNECT to 'connect' listeners only, and with none drops the connection unanswered.
+  if (httpServer.listenerCount('connect') === 0) {
+    httpServer.on('connect', (_req: http.IncomingMessage, socket: Duplex) => {
+      socket.on('error', () => {});
+      socket.end(METHOD_NOT_ALLOWED, () => socket.destroy());
+    });
+  }
   const onListening = (): void => {
     httpServer.emit('listening');
   };

@@ -89,12 +89,29 @@ describe('namespaces', () => {
 
   it('answers restricted endpoints only in the root namespace', async () => {
     const r = await setup();
-    for (const path of ['sys/seal', 'sys/rotate', 'sys/health', 'sys/key-status']) {
-      const res = await inNs(r, 'team', path === 'sys/health' || path === 'sys/key-status' ? 'read' : 'update', path, r.root);
+    for (const path of ['sys/rotate', 'sys/key-status']) {
+      const res = await inNs(r, 'team', path === 'sys/key-status' ? 'read' : 'update', path, r.root);
+      expect(res.status).toBe(400);
+      expect(res.body.errors[0]).toBe(`operation only available in the root namespace: ${path}`);
+    }
+    // The server-wide ones ignore the header, but under a namespace's path they are restricted too.
+    for (const path of ['sys/seal', 'sys/health']) {
+      const res = await r.call(path === 'sys/health' ? 'read' : 'update', `team/${path}`, r.root);
       expect(res.status).toBe(400);
       expect(res.body.errors[0]).toBe(`operation only available in the root namespace: ${path}`);
     }
     expect(r.core.sealed).toBe(false);
+  });
+
+  it('serves health, seal status, leader and seal whatever namespace the header names, as Vault does', async () => {
+    const r = await setup();
+    for (const ns of ['team', 'no-such-namespace']) {
+      expect((await inNs(r, ns, 'read', 'sys/health', undefined)).body).toMatchObject({ sealed: false });
+      expect((await inNs(r, ns, 'read', 'sys/seal-status', undefined)).body).toMatchObject({ sealed: false });
+      expect((await inNs(r, ns, 'read', 'sys/leader', undefined)).status).toBe(200);
+    }
+    expect((await inNs(r, 'team', 'update', 'sys/seal', r.root)).status).toBe(204);
+    expect(r.core.sealed).toBe(true);
   });
 
   it('refuses to delete a namespace with mounts or children, then deletes it and its tokens', async () => {
