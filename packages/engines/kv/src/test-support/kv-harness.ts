@@ -1,5 +1,5 @@
 import {
-  BackendHarness, EventBus, FakeClock, MemoryStorage, silentLogger,
+  BackendHarness, FakeClock, MemoryStorage, silentLogger,
   type LogicalStorage, type MountEntry, type MountSettings, type TxnOp,
 } from '@strongroom/core';
 import { describeKvChange, type KvSecretChange } from '../describe-change';
@@ -77,7 +77,7 @@ export function kvRig(options: { mount?: Partial<MountSettings>; storage?: Logic
       if (change) changes.push(summarize(change, clock.now()));
     }
   });
-  const backend = createKvBackend({ clock, events: new EventBus(), logger: silentLogger });
+  const backend = createKvBackend({ clock, logger: silentLogger });
   const version = options.version === undefined ? '2' : options.version;
   const h = new BackendHarness(
     backend,
