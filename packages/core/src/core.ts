@@ -5,7 +5,6 @@ import { systemClock, type Clock, type TimerHandle } from './clock';
 import {
   BadRequestError, NotFoundError, NotInitializedError, PermissionDeniedError, SealedError, StandbyError, UnsupportedOperationError,
 } from './errors';
-import { EventBus } from './events';
 import { Backend, type PathMatch } from './framework/backend';
 import type { EngineFactory } from './framework/engine';
 import type { BackendRequest, BackendResponse, Caller, MountSettings, Operation, PathDefinition } from './framework/types';
@@ -150,7 +149,6 @@ interface Routed {
 export class Core {
   readonly clock: Clock;
   readonly logger: Logger;
-  readonly events: EventBus;
   readonly barrier: Barrier;
   readonly seal: SealManager;
   readonly tokens: TokenStore;
@@ -182,7 +180,6 @@ export class Core {
   constructor(options: CoreOptions) {
     this.clock = options.clock ?? systemClock;
     this.logger = options.logger ?? createLogger({ name: 'core' });
-    this.events = new EventBus(this.logger);
     const physical = new CachedStorage(options.storage);
     this.physical = physical;
     options.commits?.subscribe((changes) => this.forgetChanged(changes));
@@ -454,7 +451,7 @@ export class Core {
     else {
       const factory = this.engineOf(kind, entry.type);
       if (!factory) throw new BadRequestError(`plugin not found in the catalog: ${entry.type}`);
-      backend = factory.create({ clock: this.clock, events: this.events, logger: this.logger });
+      backend = factory.create({ clock: this.clock, logger: this.logger });
     }
     this.instances.set(entry.uuid, backend);
     return backend;

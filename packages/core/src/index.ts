@@ -12,8 +12,6 @@ export { BackendHarness, expectBadRequest, expectFailure } from './framework/tes
 export { formatDuration, parseDurationSeconds, requireDuration } from './framework/duration';
 export { FakeClock, systemClock } from './clock';
 export type { Clock, TimerHandle } from './clock';
-export { EventBus } from './events';
-export type { EventMap, KvEvent } from './events';
 export { createLogger, silentLogger } from './logger';
 export type { Logger } from './logger';
 export {

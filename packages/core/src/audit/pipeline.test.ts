@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import { kvEngine } from '@strongroom/engine-kv';
 import { FakeClock } from '../clock';
 import { StrongroomError } from '../errors';
-import { EventBus } from '../events';
 import { BackendHarness } from '../framework/testing';
 import type { BackendResponse, Caller, Operation } from '../framework/types';
 import { silentLogger } from '../logger';
@@ -52,7 +51,7 @@ describe('auditing requests end to end', () => {
     barrier.unseal(Keyring.create(new Date(clock.now())));
     broker = new AuditBroker({ storage: barrier, logger: silentLogger, clock, factories: [failingDevice] });
     await broker.load();
-    const backend = kvEngine.create({ clock, events: new EventBus(silentLogger), logger: silentLogger });
+    const backend = kvEngine.create({ clock, logger: silentLogger });
     kv = new BackendHarness(backend, { path: 'secret/', type: 'kv', accessor: 'kv_1234', options: { version: '2' } });
   });
 

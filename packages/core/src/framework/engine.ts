@@ -1,5 +1,4 @@
 import type { Clock } from '../clock';
-import type { EventBus } from '../events';
 import type { DescribeChange } from '../logical-change';
 import type { Logger } from '../logger';
 import type { Backend } from './backend';
@@ -7,7 +6,6 @@ import type { Backend } from './backend';
 /** What core hands an engine when it mounts it. */
 export interface EngineContext {
   clock: Clock;
-  events: EventBus;
   logger: Logger;
 }
 

@@ -1,16 +1,16 @@
-import { Backend, EventBus, FakeClock, silentLogger } from '@strongroom/core';
+import { Backend, FakeClock, silentLogger } from '@strongroom/core';
 import { cloud1AuthEngine } from './index';
 
 describe('cloud1AuthEngine', () => {
   it('is an auth method of type cloud1 whose backend is a Backend', () => {
     expect(cloud1AuthEngine).toMatchObject({ type: 'cloud1', kind: 'auth' });
-    const backend = cloud1AuthEngine.create({ clock: new FakeClock(), events: new EventBus(), logger: silentLogger });
+    const backend = cloud1AuthEngine.create({ clock: new FakeClock(), logger: silentLogger });
     expect(backend).toBeInstanceOf(Backend);
     expect(backend.type).toBe('cloud1');
   });
 
   it('serves every endpoint of the spec, the deprecated names included, and login without a token', () => {
-    const backend = cloud1AuthEngine.create({ clock: new FakeClock(), events: new EventBus(), logger: silentLogger });
+    const backend = cloud1AuthEngine.create({ clock: new FakeClock(), logger: silentLogger });
     const paths = [
       'config/client', 'config/rotate-root', 'config/identity', 'config/certificate/x', 'config/certificates', 'config/sts/123456789012',
       'config/sts', 'config/tidy/identity-accesslist', 'config/tidy/roletag-denylist', 'config/tidy/identity-whitelist',

@@ -1,9 +1,9 @@
-import { BackendHarness, EventBus, expectBadRequest, FakeClock, silentLogger } from '@strongroom/core';
+import { BackendHarness, expectBadRequest, FakeClock, silentLogger } from '@strongroom/core';
 import { createCloud1SecretsBackend } from './cloud1-secrets-engine';
 import { parseLeaseDuration } from './path-config-lease';
 
 function harness(): BackendHarness {
-  return new BackendHarness(createCloud1SecretsBackend({ clock: new FakeClock(), events: new EventBus(), logger: silentLogger }, { env: {} }));
+  return new BackendHarness(createCloud1SecretsBackend({ clock: new FakeClock(), logger: silentLogger }, { env: {} }));
 }
 
 describe('config/lease', () => {

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BackendHarness, EventBus, expectBadRequest, silentLogger } from '@strongroom/core';
+import { BackendHarness, expectBadRequest, silentLogger } from '@strongroom/core';
 import { createCloud1SecretsBackend } from './cloud1-secrets-engine';
 import { DEFAULT_ROOT_CONFIG } from './path-config-root';
 import { credentialChain } from '@strongroom/cloud1-client';
@@ -110,7 +110,7 @@ describe('the credential chain of provider calls', () => {
     const r = await backendRig(fixture);
     const { credentials } = r.account.engineUser;
     const env = { CLOUD1_ACCESS_KEY: credentials.accessKeyId, CLOUD1_SECRET_KEY: credentials.secretAccessKey, CLOUD1_REGION: 'us-east-1' };
-    const backend = createCloud1SecretsBackend({ clock: r.clock, events: new EventBus(), logger: silentLogger }, { env });
+    const backend = createCloud1SecretsBackend({ clock: r.clock, logger: silentLogger }, { env });
     const h = new BackendHarness(backend, { path: 'cloud1/' });
     await h.request('write', 'config/root', { iam_endpoint: fixture.endpoints.api, sts_endpoint: fixture.endpoints.api });
     await h.request('write', 'roles/s', { credential_type: 'session_token' });

@@ -1,4 +1,4 @@
-import { BackendHarness, EventBus, expectBadRequest, expectFailure, FakeClock, silentLogger } from '@strongroom/core';
+import { BackendHarness, expectBadRequest, expectFailure, FakeClock, silentLogger } from '@strongroom/core';
 import { createCloud1SecretsBackend } from './cloud1-secrets-engine';
 
 const ACCT = '123456789012';
@@ -7,7 +7,7 @@ const POLICY_ARN = 'arn:aws:iam::aws:policy/ReadOnlyAccess';
 const DOC = JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 's3:GetObject', Resource: '*' }] });
 
 function harness(): BackendHarness {
-  return new BackendHarness(createCloud1SecretsBackend({ clock: new FakeClock(), events: new EventBus(), logger: silentLogger }, { env: {} }));
+  return new BackendHarness(createCloud1SecretsBackend({ clock: new FakeClock(), logger: silentLogger }, { env: {} }));
 }
 
 const write = (h: BackendHarness, name: string, data: Record<string, unknown>) => h.request('write', `roles/${name}`, data);

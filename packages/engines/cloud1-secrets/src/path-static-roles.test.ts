@@ -1,5 +1,5 @@
 import { ListAccessKeysCommand } from '@aws-sdk/client-iam';
-import { BackendHarness, EventBus, expectBadRequest, silentLogger } from '@strongroom/core';
+import { BackendHarness, expectBadRequest, silentLogger } from '@strongroom/core';
 import { createCloud1SecretsBackend } from './cloud1-secrets-engine';
 import { backendRig, credentialsOf, EmulatorFixture, type BackendRig } from './test-support/cloud1-rig';
 
@@ -153,7 +153,7 @@ describe('static roles', () => {
     await r.write('static-roles/app', { username: 'app', rotation_period: '1h' });
     const first = await current(r);
     await r.clock.advance(61 * MINUTE);
-    const successor = createCloud1SecretsBackend({ clock: r.clock, events: new EventBus(), logger: silentLogger }, fixture.options());
+    const successor = createCloud1SecretsBackend({ clock: r.clock, logger: silentLogger }, fixture.options());
     await successor.periodic(r.internalRequest());
     const h = new BackendHarness(successor, r.h.mount, r.h.storage);
     const second = credentialsOf((await h.request('read', 'static-creds/app'))?.data);

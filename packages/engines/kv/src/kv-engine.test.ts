@@ -1,4 +1,4 @@
-import { Backend, EventBus, FakeClock, silentLogger } from '@strongroom/core';
+import { Backend, FakeClock, silentLogger } from '@strongroom/core';
 import { kvEngine } from './index';
 import { kvRig } from './test-support/kv-harness';
 
@@ -6,7 +6,7 @@ describe('kvEngine', () => {
   it('is a secret engine of type kv whose backend is a Backend', () => {
     expect(kvEngine.type).toBe('kv');
     expect(kvEngine.kind).toBe('secret');
-    const backend = kvEngine.create({ clock: new FakeClock(), events: new EventBus(), logger: silentLogger });
+    const backend = kvEngine.create({ clock: new FakeClock(), logger: silentLogger });
     expect(backend).toBeInstanceOf(Backend);
     expect(backend.type).toBe('kv');
   });

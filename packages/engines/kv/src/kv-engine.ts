@@ -72,7 +72,7 @@ export class KvBackend extends Backend {
 }
 
 export function createKvBackend(ctx: EngineContext): KvBackend {
-  return new KvBackend({ clock: ctx.clock, events: ctx.events, locks: new KeyedMutex() });
+  return new KvBackend({ clock: ctx.clock, locks: new KeyedMutex() });
 }
 
 export const kvEngine: EngineFactory = {

@@ -25,10 +25,10 @@ describe('config', () => {
     expect((await h.request('read', 'config'))?.data).toEqual({ cas_required: true, delete_version_after: '0s', max_versions: 5 });
   });
 
-  it('publishes no event', async () => {
-    const { h, events } = kvRig();
+  it('commits no secret change', async () => {
+    const { h, changes } = kvRig();
     await h.request('write', 'config', { max_versions: 4 });
-    expect(events).toEqual([]);
+    expect(changes).toEqual([]);
   });
 
   it('names the field for bad input and changes nothing', async () => {

@@ -235,19 +235,22 @@ describe('data/: soft delete of the latest version', () => {
   });
 
   it('does not move the deletion time when the version is deleted again', async () => {
-    const { h, clock, events } = kvRig();
+    const { h, clock, changes } = kvRig();
     await h.request('write', 'data/k', { data: { v: 1 } });
     await h.request('delete', 'data/k');
     await clock.advance(5000);
     await h.request('delete', 'data/k');
     expect((await h.request('read', 'data/k'))?.data).toMatchObject({ metadata: { deletion_time: T0 } });
-    expect(events.filter((e) => e.kind === 'data-delete')).toHaveLength(1);
+    expect(changes).toEqual([
+      { path: 'k', metadata: { currentVersion: 1, versions: { 1: 'live' } } },
+      { path: 'k', metadata: { currentVersion: 1, versions: { 1: 'deleted' } } },
+    ]);
   });
 
   it('is a no-op answered 204 for a secret that does not exist', async () => {
-    const { h, events } = kvRig();
+    const { h, changes } = kvRig();
     expect(await h.request('delete', 'data/ghost')).toBeNull();
-    expect(events).toEqual([]);
+    expect(changes).toEqual([]);
   });
 
   it('lets a new write after a delete be read again', async () => {
@@ -357,23 +360,24 @@ describe('data/: delete_version_after', () => {
   });
 });
 
-describe('data/: events', () => {
-  it('publishes data-write, data-patch and data-delete with the mount and versions', async () => {
-    const { h, events } = kvRig();
+describe('data/: committed changes', () => {
+  it('a write, a patch and a delete each commit the secret\'s new versions', async () => {
+    const { h, changes } = kvRig();
     await h.request('write', 'data/app/db', { data: { a: 1 } });
     await h.request('patch', 'data/app/db', { data: { b: 2 } });
+    expect((await h.request('read', 'data/app/db'))?.data).toMatchObject({ data: { a: 1, b: 2 }, metadata: { version: 2 } });
     await h.request('delete', 'data/app/db');
-    expect(events).toEqual([
-      { kind: 'data-write', mountPath: 'secret/', mountAccessor: 'kv_1234', path: 'app/db', versions: [1], currentVersion: 1 },
-      { kind: 'data-patch', mountPath: 'secret/', mountAccessor: 'kv_1234', path: 'app/db', versions: [2], currentVersion: 2 },
-      { kind: 'data-delete', mountPath: 'secret/', mountAccessor: 'kv_1234', path: 'app/db', versions: [2], currentVersion: 2 },
+    expect(changes).toEqual([
+      { path: 'app/db', metadata: { currentVersion: 1, versions: { 1: 'live' } } },
+      { path: 'app/db', metadata: { currentVersion: 2, versions: { 1: 'live', 2: 'live' } } },
+      { path: 'app/db', metadata: { currentVersion: 2, versions: { 1: 'live', 2: 'deleted' } } },
     ]);
   });
 
-  it('publishes nothing when a write is refused', async () => {
-    const { h, events } = kvRig();
+  it('commits nothing when a write is refused', async () => {
+    const { h, changes } = kvRig();
     await failure(h.request('write', 'data/k', { data: { a: 1 }, options: { cas: 3 } }), 400);
-    expect(events).toEqual([]);
+    expect(changes).toEqual([]);
   });
 });
 
@@ -406,13 +410,13 @@ describe('data/: atomic writes', () => {
     ]);
   });
 
-  it('leaves nothing behind and publishes nothing when the transaction fails', async () => {
+  it('leaves nothing behind and commits nothing when the transaction fails', async () => {
     const storage = new TxnOnlyStorage();
-    const { h, events } = kvRig({ storage });
+    const { h, changes } = kvRig({ storage });
     storage.failNext = true;
     await expect(h.request('write', 'data/k', { data: { v: 1 } })).rejects.toThrow('disk full');
     expect(storage.inner.data.size).toBe(0);
-    expect(events).toEqual([]);
+    expect(changes).toEqual([]);
     // The lock was released: the next write goes through.
     expect((await h.request('write', 'data/k', { data: { v: 1 } }))?.data).toMatchObject({ version: 1 });
   });

@@ -1,12 +1,12 @@
 import {
   BadRequestError, NotFoundError, definePath, jsonOp,
-  type BackendRequest, type BackendResponse, type FieldData, type KvEvent, type PathDefinition, type TxnOp,
+  type BackendRequest, type BackendResponse, type FieldData, type PathDefinition, type TxnOp,
 } from '@strongroom/core';
 import { isPlainObject, mergePatch } from './merge-patch';
 import { markDeleted } from './path-delete';
 import {
   effectiveDeleteAfter, effectiveMaxVersions, isLive, loadConfig, loadMetadata, loadVersionData, metaKey, nestedInt,
-  newMetadata, parseVersionParam, publish, requireSecretPath, trimVersions, versionKey, versionView, withSecretLock,
+  newMetadata, parseVersionParam, requireSecretPath, trimVersions, versionKey, versionView, withSecretLock,
   type KvConfig, type KvContext, type SecretData, type SecretMetadata, type VersionRecord,
 } from './secret-store';
 
@@ -42,7 +42,7 @@ function checkCas(config: KvConfig, meta: SecretMetadata | null, cas: number | u
  */
 async function commitVersion(
   ctx: KvContext, req: BackendRequest, path: string, config: KvConfig, existing: SecretMetadata | null,
-  data: SecretData, kind: KvEvent['kind'],
+  data: SecretData,
 ): Promise<BackendResponse> {
   const now = ctx.clock.now();
   const meta = existing ?? newMetadata(now);
@@ -59,7 +59,6 @@ async function commitVersion(
     jsonOp(metaKey(path), meta),
     ...trimmed.map((v): TxnOp => ({ type: 'delete', key: versionKey(path, v) })),
   ]);
-  publish(ctx, req, kind, path, [version], version);
   return { data: versionView(meta, version, record) };
 }
 
@@ -98,7 +97,7 @@ export function dataPaths(ctx: KvContext): PathDefinition[] {
           return withSecretLock(ctx, req, path, async () => {
             const [config, meta] = await Promise.all([loadConfig(req.storage), loadMetadata(req.storage, path)]);
             checkCas(config, meta, cas);
-            return commitVersion(ctx, req, path, config, meta, data, 'data-write');
+            return commitVersion(ctx, req, path, config, meta, data);
           });
         },
 
@@ -114,7 +113,7 @@ export function dataPaths(ctx: KvContext): PathDefinition[] {
             const base = isLive(current, ctx.clock.now()) ? await loadVersionData(req.storage, path, meta.currentVersion) : null;
             if (base === null) throw new NotFoundError();
             const merged = mergePatch(base, patch);
-            return commitVersion(ctx, req, path, config, meta, isPlainObject(merged) ? merged : {}, 'data-patch');
+            return commitVersion(ctx, req, path, config, meta, isPlainObject(merged) ? merged : {});
           });
         },
 
@@ -126,7 +125,6 @@ export function dataPaths(ctx: KvContext): PathDefinition[] {
             const changed = markDeleted(meta, [meta.currentVersion], ctx.clock.now());
             if (changed.length === 0) return;
             await req.storage.txn([jsonOp(metaKey(path), meta)]);
-            publish(ctx, req, 'data-delete', path, changed, meta.currentVersion);
           });
           return null;
         },

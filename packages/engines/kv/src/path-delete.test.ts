@@ -5,7 +5,7 @@ async function threeVersions() {
   const storage = new MemoryStorage();
   const rig = kvRig({ storage });
   for (let v = 1; v <= 3; v++) await rig.h.request('write', 'data/k', { data: { v } });
-  rig.events.length = 0;
+  rig.changes.length = 0;
   return { ...rig, storage };
 }
 
@@ -29,31 +29,36 @@ describe('delete/', () => {
   });
 
   it('accepts a comma-separated string or a single number, and skips versions that do not exist', async () => {
-    const { h, events } = await threeVersions();
+    const { h, changes } = await threeVersions();
     await h.request('write', 'delete/k', { versions: '1,2' });
     await h.request('write', 'delete/k', { versions: 3 });
     await h.request('write', 'delete/k', { versions: [99] });
     expect(await versionStates(h)).toEqual({ 1: 'deleted', 2: 'deleted', 3: 'deleted' });
-    expect(events.map((e) => [e.kind, e.versions, e.currentVersion])).toEqual([
-      ['data-delete', [1, 2], 3], ['data-delete', [3], 3],
+    // The request naming only a missing version commits nothing.
+    expect(changes).toEqual([
+      { path: 'k', metadata: { currentVersion: 3, versions: { 1: 'deleted', 2: 'deleted', 3: 'live' } } },
+      { path: 'k', metadata: { currentVersion: 3, versions: { 1: 'deleted', 2: 'deleted', 3: 'deleted' } } },
     ]);
   });
 
   it('is a 204 no-op for a secret that does not exist', async () => {
-    const { h, events } = kvRig();
+    const { h, changes } = kvRig();
     expect(await h.request('write', 'delete/ghost', { versions: [1] })).toBeNull();
-    expect(events).toEqual([]);
+    expect(changes).toEqual([]);
   });
 });
 
 describe('undelete/', () => {
   it('restores soft-deleted versions', async () => {
-    const { h, events } = await threeVersions();
+    const { h, changes } = await threeVersions();
     await h.request('write', 'delete/k', { versions: [1, 2] });
     expect(await h.request('write', 'undelete/k', { versions: [2, 3] })).toBeNull();
     expect(await versionStates(h)).toEqual({ 1: 'deleted', 2: 'live', 3: 'live' });
     expect((await h.request('read', 'data/k', { version: 2 }))?.data).toMatchObject({ data: { v: 2 }, metadata: { deletion_time: '' } });
-    expect(events.at(-1)).toEqual({ kind: 'data-undelete', mountPath: 'secret/', mountAccessor: 'kv_1234', path: 'k', versions: [2], currentVersion: 3 });
+    expect(changes).toEqual([
+      { path: 'k', metadata: { currentVersion: 3, versions: { 1: 'deleted', 2: 'deleted', 3: 'live' } } },
+      { path: 'k', metadata: { currentVersion: 3, versions: { 1: 'deleted', 2: 'live', 3: 'live' } } },
+    ]);
   });
 
   it('cannot bring back a destroyed version', async () => {
@@ -67,7 +72,7 @@ describe('undelete/', () => {
 
 describe('destroy/', () => {
   it('removes the data permanently and keeps the metadata marked destroyed', async () => {
-    const { h, storage, events } = await threeVersions();
+    const { h, storage, changes } = await threeVersions();
     expect(await h.request('write', 'destroy/k', { versions: [2] })).toBeNull();
     expect(await versionStates(h)).toEqual({ 1: 'live', 2: 'destroyed', 3: 'live' });
     expect(await h.request('read', 'data/k', { version: 2 })).toEqual({
@@ -76,14 +81,14 @@ describe('destroy/', () => {
     });
     const versionKeys = [...storage.data.keys()].filter((k) => k.startsWith('versions/')).map((k) => k.split('/').pop());
     expect(versionKeys.sort()).toEqual(['1', '3']);
-    expect(events).toEqual([{ kind: 'data-destroy', mountPath: 'secret/', mountAccessor: 'kv_1234', path: 'k', versions: [2], currentVersion: 3 }]);
+    expect(changes).toEqual([{ path: 'k', metadata: { currentVersion: 3, versions: { 1: 'live', 2: 'destroyed', 3: 'live' } } }]);
   });
 
-  it('publishes nothing when destroying an already destroyed version', async () => {
-    const { h, events } = await threeVersions();
+  it('commits nothing when destroying an already destroyed version', async () => {
+    const { h, changes } = await threeVersions();
     await h.request('write', 'destroy/k', { versions: [1] });
     await h.request('write', 'destroy/k', { versions: [1] });
-    expect(events).toHaveLength(1);
+    expect(changes).toEqual([{ path: 'k', metadata: { currentVersion: 3, versions: { 1: 'destroyed', 2: 'live', 3: 'live' } } }]);
   });
 });
 

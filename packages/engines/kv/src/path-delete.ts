@@ -1,6 +1,6 @@
 import { definePath, jsonOp, type BackendRequest, type FieldData, type PathDefinition, type TxnOp } from '@strongroom/core';
 import {
-  isDeleted, loadMetadata, metaKey, parseVersionList, publish, requireSecretPath, versionKey, withSecretLock,
+  isDeleted, loadMetadata, metaKey, parseVersionList, requireSecretPath, versionKey, withSecretLock,
   type KvContext, type SecretMetadata,
 } from './secret-store';
 
@@ -45,7 +45,7 @@ type Change = (meta: SecretMetadata, versions: number[], now: number, path: stri
  * Shared shape of delete/undelete/destroy: versions that do not exist are skipped silently and
  * a secret without metadata is a no-op, both answered 204 as Vault does.
  */
-function versionOp(ctx: KvContext, kind: 'data-delete' | 'data-undelete' | 'data-destroy', change: Change) {
+function versionOp(ctx: KvContext, change: Change) {
   return async (req: BackendRequest, fields: FieldData) => {
     const path = requireSecretPath(fields.string('path'));
     const versions = parseVersionList(fields);
@@ -55,7 +55,6 @@ function versionOp(ctx: KvContext, kind: 'data-delete' | 'data-undelete' | 'data
       const { changed, extraOps } = change(meta, versions, ctx.clock.now(), path);
       if (changed.length === 0) return;
       await req.storage.txn([jsonOp(metaKey(path), meta), ...extraOps]);
-      publish(ctx, req, kind, path, changed, meta.currentVersion);
     });
     return null;
   };
@@ -73,7 +72,7 @@ export function deletePaths(ctx: KvContext): PathDefinition[] {
       pattern: 'delete/(?<path>.+)',
       fields: versionsField,
       operations: {
-        update: versionOp(ctx, 'data-delete', (meta, versions, now) => ({ changed: markDeleted(meta, versions, now), extraOps: [] })),
+        update: versionOp(ctx, (meta, versions, now) => ({ changed: markDeleted(meta, versions, now), extraOps: [] })),
       },
       help: 'Soft-deletes versions: their data stays and undelete/ restores it.',
     }),
@@ -81,7 +80,7 @@ export function deletePaths(ctx: KvContext): PathDefinition[] {
       pattern: 'undelete/(?<path>.+)',
       fields: versionsField,
       operations: {
-        update: versionOp(ctx, 'data-undelete', (meta, versions) => ({ changed: markUndeleted(meta, versions), extraOps: [] })),
+        update: versionOp(ctx, (meta, versions) => ({ changed: markUndeleted(meta, versions), extraOps: [] })),
       },
       help: 'Restores soft-deleted versions.',
     }),
@@ -89,7 +88,7 @@ export function deletePaths(ctx: KvContext): PathDefinition[] {
       pattern: 'destroy/(?<path>.+)',
       fields: versionsField,
       operations: {
-        update: versionOp(ctx, 'data-destroy', (meta, versions, _now, path) => {
+        update: versionOp(ctx, (meta, versions, _now, path) => {
           const changed = markDestroyed(meta, versions);
           // The data goes in the same transaction as the flag, so "destroyed" always means gone.
           return { changed, extraOps: changed.map((v): TxnOp => ({ type: 'delete', key: versionKey(path, v) })) };

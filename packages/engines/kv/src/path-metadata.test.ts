@@ -89,15 +89,14 @@ describe('metadata/: write and patch', () => {
     await failure(h.request('patch', 'metadata/nope', { max_versions: 1 }), 404);
   });
 
-  it('publishes metadata-write events', async () => {
-    const { h, events } = kvRig();
+  it('a write and a patch each commit a change that leaves the versions as they were', async () => {
+    const { h, changes } = kvRig();
     await h.request('write', 'data/k', { data: { a: 1 } });
     await h.request('write', 'metadata/k', { max_versions: 2 });
     await h.request('patch', 'metadata/k', { max_versions: 3 });
-    expect(events.slice(1)).toEqual([
-      { kind: 'metadata-write', mountPath: 'secret/', mountAccessor: 'kv_1234', path: 'k', versions: [], currentVersion: 1 },
-      { kind: 'metadata-write', mountPath: 'secret/', mountAccessor: 'kv_1234', path: 'k', versions: [], currentVersion: 1 },
-    ]);
+    const unchanged = { path: 'k', metadata: { currentVersion: 1, versions: { 1: 'live' } } };
+    expect(changes).toEqual([unchanged, unchanged, unchanged]);
+    expect((await h.request('read', 'metadata/k'))?.data).toMatchObject({ max_versions: 3, current_version: 1 });
   });
 });
 
@@ -224,7 +223,7 @@ describe('metadata/: list', () => {
 describe('metadata/: delete', () => {
   it('removes the metadata and every version permanently', async () => {
     const storage = new MemoryStorage();
-    const { h, events } = kvRig({ storage });
+    const { h, changes } = kvRig({ storage });
     await h.request('write', 'data/k', { data: { v: 1 } });
     await h.request('write', 'data/k', { data: { v: 2 } });
     await h.request('write', 'data/keep', { data: { v: 1 } });
@@ -232,17 +231,16 @@ describe('metadata/: delete', () => {
     await failure(h.request('read', 'metadata/k'), 404);
     await failure(h.request('read', 'data/k', { version: 1 }), 404);
     expect([...storage.data.keys()].filter((key) => key.startsWith('versions/'))).toHaveLength(1);
-    expect(events.at(-1)).toEqual({
-      kind: 'metadata-delete', mountPath: 'secret/', mountAccessor: 'kv_1234', path: 'k', versions: [1, 2], currentVersion: 0,
-    });
+    // One change, after the three writes: the metadata is gone, and with it every version.
+    expect(changes.slice(3)).toEqual([{ path: 'k', metadata: null }]);
     // Writing again starts over at version 1.
     expect((await h.request('write', 'data/k', { data: { v: 3 } }))?.data).toMatchObject({ version: 1 });
     expect(h.lastOperation).toBe('create');
   });
 
   it('is a no-op for a secret that does not exist', async () => {
-    const { h, events } = kvRig();
+    const { h, changes } = kvRig();
     expect(await h.request('delete', 'metadata/none')).toBeNull();
-    expect(events).toEqual([]);
+    expect(changes).toEqual([]);
   });
 });

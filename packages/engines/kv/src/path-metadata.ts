@@ -4,7 +4,7 @@ import {
 } from '@strongroom/core';
 import { isPlainObject } from './merge-patch';
 import {
-  META_PREFIX, loadMetadata, metaKey, metadataView, newMetadata, parseDeleteAfter, parseMaxVersions, publish,
+  META_PREFIX, loadMetadata, metaKey, metadataView, newMetadata, parseDeleteAfter, parseMaxVersions,
   requireSecretPath, validateCustomMetadata, versionDataKeys, withSecretLock, type KvContext, type SecretMetadata,
 } from './secret-store';
 
@@ -72,7 +72,6 @@ function writeMetadata(ctx: KvContext, mode: 'replace' | 'merge') {
       applyChanges(meta, changes);
       meta.updatedTime = now;
       await req.storage.txn([jsonOp(metaKey(path), meta)]);
-      publish(ctx, req, 'metadata-write', path, [], meta.currentVersion);
     });
     return null;
   };
@@ -122,7 +121,6 @@ export function metadataPaths(ctx: KvContext): PathDefinition[] {
               { type: 'delete', key: metaKey(path) },
               ...dataKeys.map((key): TxnOp => ({ type: 'delete', key })),
             ]);
-            publish(ctx, req, 'metadata-delete', path, Object.keys(meta.versions).map(Number), 0);
           });
           return null;
         },

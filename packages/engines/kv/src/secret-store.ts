@@ -1,14 +1,13 @@
 import { hash } from 'node:crypto';
 import {
   BadRequestError, collectKeys, convertField, formatDuration, getJson, parseDurationSeconds,
-  type BackendRequest, type Clock, type EventBus, type FieldData, type KvEvent, type LogicalStorage,
+  type BackendRequest, type Clock, type FieldData, type LogicalStorage,
 } from '@strongroom/core';
 import type { KeyedMutex } from '@strongroom/core';
 
 /** What every KV v2 path handler shares: one instance per mounted backend. */
 export interface KvContext {
   clock: Clock;
-  events: EventBus;
   locks: KeyedMutex;
 }
 
@@ -190,10 +189,6 @@ export function requireSecretPath(path: string): string {
 /** Serializes every read-modify-write of one secret's metadata. */
 export function withSecretLock<T>(ctx: KvContext, req: BackendRequest, path: string, fn: () => Promise<T>): Promise<T> {
   return ctx.locks.run(`${req.mount.uuid}\u0000${path}`, fn);
-}
-
-export function publish(ctx: KvContext, req: BackendRequest, kind: KvEvent['kind'], path: string, versions: number[], currentVersion: number): void {
-  ctx.events.publish('kv', { kind, mountPath: req.mount.path, mountAccessor: req.mount.accessor, path, versions, currentVersion });
 }
 
 export const CUSTOM_METADATA_LIMITS = { keys: 64, keyBytes: 128, valueBytes: 512 } as const;

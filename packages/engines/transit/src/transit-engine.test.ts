@@ -1,4 +1,4 @@
-import { Backend, EventBus, FakeClock, silentLogger } from '@strongroom/core';
+import { Backend, FakeClock, silentLogger } from '@strongroom/core';
 import { transitEngine } from './index';
 import { encrypt, failure, transitRig } from './test-support/transit-rig';
 
@@ -6,7 +6,7 @@ describe('transitEngine', () => {
   it('is a secret engine of type transit whose backend is a Backend', () => {
     expect(transitEngine.type).toBe('transit');
     expect(transitEngine.kind).toBe('secret');
-    const backend = transitEngine.create({ clock: new FakeClock(), events: new EventBus(), logger: silentLogger });
+    const backend = transitEngine.create({ clock: new FakeClock(), logger: silentLogger });
     expect(backend).toBeInstanceOf(Backend);
     expect(backend.type).toBe('transit');
   });

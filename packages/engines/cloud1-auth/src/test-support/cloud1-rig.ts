@@ -7,7 +7,7 @@
  */
 import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { BackendHarness, EventBus, FakeClock, silentLogger, type BackendResponse } from '@strongroom/core';
+import { BackendHarness, FakeClock, silentLogger, type BackendResponse } from '@strongroom/core';
 import { Cloud1EmulatorFixture, type Credentials, type InstanceSeed } from '@strongroom/emulators';
 import { createCloud1AuthBackend, type Cloud1AuthBackend } from '../cloud1-auth-engine';
 import type { Cloud1AuthOptions } from '../context';
@@ -126,7 +126,7 @@ export interface BackendRig {
 /** The backend over in-memory storage, configured for a fresh account of `fixture` with its certificate registered. */
 export async function backendRig(fixture: EmulatorFixture, clientExtra: Record<string, unknown> = {}): Promise<BackendRig> {
   const clock = new FakeClock(Date.now());
-  const backend = createCloud1AuthBackend({ clock, events: new EventBus(), logger: silentLogger }, fixture.options());
+  const backend = createCloud1AuthBackend({ clock, logger: silentLogger }, fixture.options());
   const h = new BackendHarness(backend, { path: 'auth/cloud1/', defaultLeaseTtl: 768 * 3600, maxLeaseTtl: 768 * 3600 });
   const { accountId, root } = fixture.account();
   await h.request('write', 'config/client', fixture.clientConfig(root, clientExtra));

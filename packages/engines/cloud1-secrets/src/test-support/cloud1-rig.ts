@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { CreateGroupCommand, GetUserCommand, IAMClient } from '@aws-sdk/client-iam';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import {
-  BackendHarness, EventBus, FakeClock, type BackendRequest, type BackendResponse, type Caller, type Logger,
+  BackendHarness, FakeClock, type BackendRequest, type BackendResponse, type Caller, type Logger,
 } from '@strongroom/core';
 import { Cloud1EmulatorFixture, type Credentials } from '@strongroom/emulators';
 import { createCloud1SecretsBackend, type Cloud1SecretsBackend } from '../cloud1-secrets-engine';
@@ -152,7 +152,7 @@ export interface BackendRig {
 export async function backendRig(fixture: EmulatorFixture, rootExtra: Record<string, unknown> = {}): Promise<BackendRig> {
   const clock = new FakeClock(Date.now());
   const logger = new RecordingLogger();
-  const backend = createCloud1SecretsBackend({ clock, events: new EventBus(), logger }, fixture.options());
+  const backend = createCloud1SecretsBackend({ clock, logger }, fixture.options());
   const h = new BackendHarness(backend, { path: 'cloud1/', defaultLeaseTtl: 768 * 3600, maxLeaseTtl: 768 * 3600 });
   const account = fixture.account();
   await h.request('write', 'config/root', fixture.rootConfig(account.engineUser.credentials, rootExtra));

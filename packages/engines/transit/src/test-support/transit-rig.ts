@@ -1,5 +1,5 @@
 import {
-  BackendHarness, EventBus, FakeClock, MemoryStorage,
+  BackendHarness, FakeClock, MemoryStorage,
   type BackendResponse, type Logger, type LogicalStorage, type TxnOp,
 } from '@strongroom/core';
 import { createTransitBackend, type TransitBackend } from '../transit-engine';
@@ -50,7 +50,7 @@ export function transitRig(options: { storage?: LogicalStorage; clock?: FakeCloc
     debug() {}, info() {}, warn() {},
     error(msg, fields) { errors.push(`${msg} ${JSON.stringify(fields ?? {})}`); },
   };
-  const backend = createTransitBackend({ clock, events: new EventBus(), logger });
+  const backend = createTransitBackend({ clock, logger });
   const storage = new CountingStorage(options.storage ?? new MemoryStorage());
   const h = new BackendHarness(backend, { path: 'transit/', accessor: 'transit_1234' }, storage);
   return { h, clock, backend, storage, errors };
