@@ -136,7 +136,7 @@ describe('a standby that cannot use the cluster connection', () => {
   it('judges the body by its own listener\'s limits first', async () => {
     const res = await fetch(`${url}/v1/secret/data/a`, { method: 'POST', headers: { 'x-vault-token': 't' }, body: '{"data":{"v":{"w":{"x":1}}}}' });
     expect(res.status).toBe(400);
-    expect((await res.json()).errors).toEqual(['JSON input is nested deeper than max_json_depth (3) allows']);
+    expect(((await res.json()) as { errors: string[] }).errors).toEqual(['JSON input is nested deeper than max_json_depth (3) allows']);
     expect(received).toEqual([]);
   });
 });
