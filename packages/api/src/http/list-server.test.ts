@@ -262,7 +262,7 @@ describe('attachHttpServer', () => {
     socket.destroy();
   });
 
-  it('keeps node\'s own refusal of an oversized head', async () => {
+  it('refuses an oversized head with 431 and an errors body', async () => {
     const { port, seen } = await start();
     const socket = await connect(port);
     const received: Buffer[] = [];
@@ -270,7 +270,9 @@ describe('attachHttpServer', () => {
     const closed = new Promise((resolve) => socket.on('close', resolve));
     socket.write(`GET / HTTP/1.1\r\nHost: a\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
     await closed;
-    expect(Buffer.concat(received).toString('latin1')).toMatch(/^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+    const reply = Buffer.concat(received).toString('latin1');
+    expect(reply).toMatch(/^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+    expect(JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4))).toEqual({ errors: [expect.stringContaining('headers are larger')] });
     expect(seen).toEqual([]);
   });
 
@@ -369,7 +371,7 @@ describe('attachHttpServer', () => {
     const closed = new Promise((resolve) => socket.on('close', resolve));
     socket.write(request);
     await closed;
-    expect(Buffer.concat(received).toString('latin1')).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(Buffer.concat(received).toString('latin1')).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n[^]*\{"errors":\["malformed HTTP request"\]\}$/);
     expect(seen).toEqual([]);
   });
 

@@ -240,20 +240,26 @@ const UPPER_L = 0x4c;
 const UPPER_I = 0x49;
 const UPPER_S = 0x53;
 
-// The replies node itself sends when nobody listens for 'clientError'; listening replaces them.
-const REFUSALS: Record<string, Buffer> = {
-  HPE_HEADER_OVERFLOW: Buffer.from('HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n', 'latin1'),
-  HPE_CHUNK_EXTENSIONS_OVERFLOW: Buffer.from('HTTP/1.1 413 Payload Too Large\r\nConnection: close\r\n\r\n', 'latin1'),
-  ERR_HTTP_REQUEST_TIMEOUT: Buffer.from('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n', 'latin1'),
-};
-const BAD_REQUEST = Buffer.from('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n', 'latin1');
-const METHOD_NOT_ALLOWED = (() => {
-  const body = JSON.stringify({ errors: ['unsupported HTTP method; the API takes GET, HEAD, LIST, POST, PUT, PATCH and DELETE'] });
+/** A reply to a request node's parser refused, with the `{"errors": [...]}` body every API error has. */
+function refusal(status: string, message: string, extraHeaders: string[] = []): Buffer {
+  const body = JSON.stringify({ errors: [message] });
   return Buffer.from([
-    'HTTP/1.1 405 Method Not Allowed', 'Allow: GET, HEAD, LIST, POST, PUT, PATCH, DELETE', 'Content-Type: application/json',
-    'Cache-Control: no-store', `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close', '', body,
+    `HTTP/1.1 ${status}`, ...extraHeaders, 'Content-Type: application/json', 'Cache-Control: no-store',
+    `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close', '', body,
   ].join('\r\n'), 'latin1');
-})();
+}
+
+// What node itself would send when nobody listens for 'clientError' (an empty reply), with a body.
+const REFUSALS: Record<string, Buffer> = {
+  HPE_HEADER_OVERFLOW: refusal('431 Request Header Fields Too Large', 'the request line and headers are larger than this server accepts (16 KiB)'),
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: refusal('413 Payload Too Large', 'the chunk extensions of the request body are too large'),
+  ERR_HTTP_REQUEST_TIMEOUT: refusal('408 Request Timeout', 'the request was not received in time'),
+};
+const BAD_REQUEST = refusal('400 Bad Request', 'malformed HTTP request');
+const METHOD_NOT_ALLOWED = refusal(
+  '405 Method Not Allowed', 'unsupported HTTP method; the API takes GET, HEAD, LIST, POST, PUT, PATCH and DELETE',
+  ['Allow: GET, HEAD, LIST, POST, PUT, PATCH, DELETE'],
+);
 
 const SPACE = 0x20;
 const NEWLINE = 0x0a;
