@@ -82,6 +82,7 @@ describe('a listener with its own JSON limits', () => {
   it.each([
     ['max_json_depth', { data: nested(4) }, 'JSON input is nested deeper than max_json_depth (4) allows'],
     ['max_json_string_value_length', { data: { v: 'x'.repeat(17) } }, 'a JSON string in the input is longer than max_json_string_value_length (16 bytes) allows'],
+    ['max_json_string_value_length, naming a top-level field', { options: 'x'.repeat(17) }, 'options: the value is longer than max_json_string_value_length (16 bytes) allows'],
     ['max_json_object_entry_count', { data: { a: 1, b: 2, c: 3, d: 4 } }, 'a JSON object in the input has more entries than max_json_object_entry_count (3) allows'],
     ['max_json_array_element_count', { data: { v: [1, 2, 3] } }, 'a JSON array in the input has more elements than max_json_array_element_count (2) allows'],
   ])('refuses a body over %s', async (_limit, body, message) => {

@@ -87,8 +87,14 @@ describe('parsing a JSON body', () => {
     expect(() => checkJson(buf('{"12345678":"abcdefgh"}'), limits)).not.toThrow();
     expect(() => checkJson(buf('["\\u00e9\\n"]'), limits)).not.toThrow();
     const tooLong = 'a JSON string in the input is longer than max_json_string_value_length (8 bytes) allows';
-    expect(refusal('{"a":"abcdefghi"}', limits)).toBe(tooLong);
+    // A top-level member's value names its field (a request's fields are those members); a key,
+    // a nested value or a key that is no plain name does not.
+    expect(refusal('{"a":"abcdefghi"}', limits)).toBe('a: the value is longer than max_json_string_value_length (8 bytes) allows');
+    expect(refusal('{"b":1, "policy" : "abcdefghi"}', limits)).toMatch(/^policy: the value is longer/);
+    expect(refusal('{"a":{"b":"abcdefghi"}}', limits)).toBe(tooLong);
+    expect(refusal('{"a b":"abcdefghi"}', limits)).toBe(tooLong);
     expect(refusal('{"123456789":1}', limits)).toBe(tooLong);
+    expect(refusal('{"a":1,"123456789":1}', limits)).toBe(tooLong);
     expect(refusal('["\\u00e9\\n\\t"]', limits)).toBe(tooLong);
     // Multi-byte characters count by their bytes: 3 × 3 bytes.
     expect(refusal('["✓✓✓"]', limits)).toBe(tooLong);

@@ -90,6 +90,11 @@ const IN_ARRAY = 1;
 // Reused between calls: the check runs synchronously, one body at a time.
 const kinds: number[] = [];
 const counts: number[] = [];
+/**
+ * The key of the top-level member being read, when it is a plain short name: a request's fields
+ * are its top-level members, so an over-long value there is reported against its field.
+ */
+let field: string | undefined;
 
 /**
  * Checks that `raw` is one JSON value within `limits`, reading it once, front to back, without
@@ -103,6 +108,7 @@ export function checkJson(raw: Buffer, limits: JsonLimits): void {
   let i = 0;
   // What the next token may be: a value, or what follows one.
   let wantValue = true;
+  field = undefined;
   try {
     for (;;) {
       while (i < n && isWhitespace(raw[i] as number)) i++;
@@ -169,6 +175,7 @@ export function checkJson(raw: Buffer, limits: JsonLimits): void {
   } finally {
     kinds.length = 0;
     counts.length = 0;
+    field = undefined;
   }
 }
 
@@ -179,10 +186,23 @@ function member(raw: Buffer, at: number, limits: JsonLimits, first: boolean): nu
     if (limits.maxObjectEntries < 1) throw tooManyEntries(limits);
   }
   if (raw[at] !== QUOTE) throw syntaxError(raw, at, first ? "expected a string key or '}'" : 'expected a string key');
+  field = undefined; // an over-long key is no field's value
   let j = string(raw, at, limits);
+  field = kinds.length === 1 ? fieldName(raw, at + 1, j - 1) : undefined;
   while (j < raw.length && isWhitespace(raw[j] as number)) j++;
   if (raw[j] !== COLON) throw syntaxError(raw, j, "expected ':' after an object key");
   return j + 1;
+}
+
+/** A key's text when it is a plain field name (letters, digits, `_`, `-`, `.`; at most 64 bytes). */
+function fieldName(raw: Buffer, from: number, to: number): string | undefined {
+  if (to - from > 64 || to <= from) return undefined;
+  for (let k = from; k < to; k++) {
+    const b = raw[k] as number;
+    const plain = (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b === 0x5f || b === 0x2d || b === 0x2e;
+    if (!plain) return undefined;
+  }
+  return raw.toString('latin1', from, to);
 }
 
 function tooManyEntries(limits: JsonLimits): BadRequestError {
@@ -222,7 +242,10 @@ function string(raw: Buffer, at: number, limits: JsonLimits): number {
     j++;
   }
   if (stop < n || j > start + limits.maxStringLength) {
-    throw new BadRequestError(`a JSON string in the input is longer than max_json_string_value_length (${limits.maxStringLength} bytes) allows`);
+    const what = `longer than max_json_string_value_length (${limits.maxStringLength} bytes) allows`;
+    // The value of a top-level member names its field.
+    if (field !== undefined && kinds.length === 1) throw new BadRequestError(`${field}: the value is ${what}`);
+    throw new BadRequestError(`a JSON string in the input is ${what}`);
   }
   throw syntaxError(raw, n, '');
 }
