@@ -9,6 +9,7 @@ export type {
 } from './framework/types';
 export type { EngineContext, EngineFactory } from './framework/engine';
 export { BackendHarness, expectBadRequest, expectFailure } from './framework/testing';
+export * as testing from './testing';
 export { formatDuration, parseDurationSeconds, requireDuration } from './framework/duration';
 export { FakeClock, systemClock } from './clock';
 export type { Clock, TimerHandle } from './clock';

@@ -5,7 +5,7 @@ import { kvEngine } from '@strongroom/engine-kv';
 import { RaftStorage } from '@strongroom/cluster';
 import { MemoryNetwork, RaftNode } from '@strongroom/raft';
 import { MemoryStorage, SealedError } from '../index';
-import { callCore, data, newCore, okCore, rig } from '../test-support/core-rig';
+import { callCore, data, newCore, okCore, rig } from '../testing/core-rig';
 import { Barrier } from './barrier';
 import { Keyring } from './keyring';
 import { combineShares } from './shamir';

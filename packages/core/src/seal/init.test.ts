@@ -1,6 +1,6 @@
 import { kvEngine } from '@strongroom/engine-kv';
 import { MemoryStorage } from '../storage/memory-storage';
-import { callCore, newCore } from '../test-support/core-rig';
+import { callCore, newCore } from '../testing/core-rig';
 
 describe('initialization', () => {
   it('leaves the server uninitialized when init fails halfway, and a second init succeeds', async () => {

@@ -1,6 +1,6 @@
 import { kvEngine } from '@strongroom/engine-kv';
 import { MemoryStorage, type Core, type Operation } from '../index';
-import { callCore, failure, newCore, okCore, rig, type Body } from '../test-support/core-rig';
+import { callCore, failure, newCore, okCore, rig, type Body } from '../testing/core-rig';
 
 const KV = { engines: [kvEngine] };
 

@@ -1,5 +1,5 @@
 import { kvEngine } from '@strongroom/engine-kv';
-import { data, rig, type Body, type Rig } from '../test-support/core-rig';
+import { data, rig, type Body, type Rig } from '../testing/core-rig';
 
 /** End-to-end ACL checks through `core.handle`: policy, token, router, KV engine. */
 

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kvEngine } from '@strongroom/engine-kv';
-import { rig } from '../test-support/core-rig';
+import { rig } from '../testing/core-rig';
 
 const SECRET = 'sup3r-s3cret-value';
 

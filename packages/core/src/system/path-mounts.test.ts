@@ -1,6 +1,6 @@
 import { kvEngine } from '@strongroom/engine-kv';
 import { SYSTEM_DEFAULT_TTL, SYSTEM_MAX_TTL, type Core } from '../index';
-import { data, failure, rig, type Body, type Reply } from '../test-support/core-rig';
+import { data, failure, rig, type Body, type Reply } from '../testing/core-rig';
 
 async function allKeys(core: Core, prefix: string): Promise<string[]> {
   const out: string[] = [];

@@ -1,7 +1,7 @@
 import { kvEngine } from '@strongroom/engine-kv';
 import { StrongroomError } from '../errors';
 import type { Operation } from '../framework/types';
-import { rig, type Reply, type Rig } from '../test-support/core-rig';
+import { rig, type Reply, type Rig } from '../testing/core-rig';
 
 /** A request in namespace `ns` (through the X-Vault-Namespace header). */
 async function inNs(r: Rig, ns: string, op: Operation, path: string, token: string | undefined, data: Record<string, unknown> = {}): Promise<Reply> {

@@ -1,5 +1,5 @@
 import { transitEngine } from '@strongroom/engine-transit';
-import { rig } from '../test-support/core-rig';
+import { rig } from '../testing/core-rig';
 
 describe('sys/plugins/reload/backend', () => {
   async function setup() {

@@ -1,5 +1,5 @@
 import { kvEngine } from '@strongroom/engine-kv';
-import { data, failure, rig } from '../test-support/core-rig';
+import { data, failure, rig } from '../testing/core-rig';
 
 const HCL = `
 # read-only access to the app's secrets

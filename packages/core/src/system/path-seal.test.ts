@@ -1,6 +1,6 @@
 import { kvEngine } from '@strongroom/engine-kv';
 import { FakeClock, MemoryStorage, VERSION, type Storage, type TxnOp } from '../index';
-import { callCore, data, failure, newCore, okCore, rig, type Rig } from '../test-support/core-rig';
+import { callCore, data, failure, newCore, okCore, rig, type Rig } from '../testing/core-rig';
 
 const CLUSTER = { engines: [kvEngine], clusterName: 'test-cluster', storageType: 'raft' };
 

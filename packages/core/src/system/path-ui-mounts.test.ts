@@ -1,5 +1,5 @@
 import { kvEngine } from '@strongroom/engine-kv';
-import { rig } from '../test-support/core-rig';
+import { rig } from '../testing/core-rig';
 
 describe('sys/internal/ui/mounts, the preflight of `vault kv` and the UI', () => {
   async function setup() {

@@ -1,5 +1,5 @@
 import { kvEngine } from '@strongroom/engine-kv';
-import { callCore, rig } from '../test-support/core-rig';
+import { callCore, rig } from '../testing/core-rig';
 
 async function setup() {
   const r = await rig({ engines: [kvEngine] });

@@ -3,7 +3,7 @@ import { PERIODIC_INTERVAL_MS } from '../core';
 import { Backend } from '../framework/backend';
 import type { EngineFactory } from '../framework/engine';
 import type { BackendRequest } from '../framework/types';
-import { rig } from '../test-support/core-rig';
+import { rig } from '../testing/core-rig';
 
 function countingEngine() {
   const runs: string[] = [];
