@@ -2,7 +2,7 @@ import { FakeClock } from './clock';
 import { Core, type HaHooks, type LeaderInfo } from './core';
 import { silentLogger } from './logger';
 import { MemoryStorage } from './storage/memory-storage';
-import { START, callCore, data, failure, okCore } from './test-support/core-rig';
+import { START, callCore, data, failure, okCore } from './testing/core-rig';
 
 /**
  * Two cores over one storage stand in for two nodes of a cluster: the storage layer decides

@@ -9,6 +9,7 @@ export type {
 } from './framework/types';
 export type { EngineContext, EngineFactory } from './framework/engine';
 export { BackendHarness, expectBadRequest, expectFailure } from './framework/testing';
+export * as testing from './testing';
 export { formatDuration, parseDurationSeconds, requireDuration } from './framework/duration';
 export { FakeClock, systemClock } from './clock';
 export type { Clock, TimerHandle } from './clock';
@@ -27,7 +28,7 @@ export { runStorageConformance } from '@strongroom/base';
 export type { ConformanceSubject } from '@strongroom/base';
 export { openWithRootKey } from './seal/seal-manager';
 export type { SealConfig } from './seal/seal-manager';
-export { Core, SYSTEM_DEFAULT_TTL, SYSTEM_MAX_TTL, VERSION } from './core';
+export { Core, PERIODIC_INTERVAL_MS, SYSTEM_DEFAULT_TTL, SYSTEM_MAX_TTL, VERSION } from './core';
 export type { BackgroundService, CoreExtension, CoreOptions, CoreReply, CoreRequest, HaHooks, LeaderInfo } from './core';
 export type { MountConfig, MountEntry } from './mounts/mount-table';
 export { ACL, DEFAULT_POLICY_TEXT, parsePolicy } from './policy';

@@ -1,10 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { StrongroomError, type Core } from '@strongroom/core';
+import { StrongroomError, testing, type Core } from '@strongroom/core';
 import { cloud1AuthEngineWith } from '@strongroom/engine-cloud1-auth';
 import { Cloud1Emulator } from '@strongroom/emulators';
-import { rig, type Rig } from '../../../core/src/test-support/core-rig';
 import { loginCommand } from './login';
+
+const { rig } = testing;
+type Rig = testing.Rig;
 
 process.env.AWS_EC2_METADATA_DISABLED = 'true';
 

@@ -1,7 +1,7 @@
 import { Backend } from '../framework/backend';
 import type { EngineFactory } from '../framework/engine';
 import { definePath } from '../framework/types';
-import { rig } from '../test-support/core-rig';
+import { rig } from '../testing/core-rig';
 
 /** An auth method that logs in whoever names themselves, with a team as metadata. */
 const testAuth: EngineFactory = {

@@ -1,6 +1,6 @@
 import { StrongroomError } from '../errors';
 import type { Operation } from '../framework/types';
-import { failure, rig, START, type Reply, type Rig } from '../test-support/core-rig';
+import { failure, rig, START, type Reply, type Rig } from '../testing/core-rig';
 import { MAX_MESSAGES_PER_NAMESPACE } from './path-custom-messages';
 
 const BASE = 'sys/config/ui/custom-messages';

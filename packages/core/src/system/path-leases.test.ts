@@ -1,7 +1,7 @@
 import { Backend } from '../framework/backend';
 import type { EngineFactory } from '../framework/engine';
 import { definePath } from '../framework/types';
-import { rig, type Rig } from '../test-support/core-rig';
+import { rig, type Rig } from '../testing/core-rig';
 
 /** A secrets engine that issues named credentials and records what it was asked to revoke. */
 function leasingEngine() {

@@ -1,33 +1,48 @@
-import { transitEngine } from '@strongroom/engine-transit';
-import { rig } from '../test-support/core-rig';
+import type { EngineFactory } from '../framework/engine';
+import { rig } from '../testing/core-rig';
+import { storeEngine } from '../test-support/store-engine';
+
+/** A stand-in engine that counts the backends core makes of it, to see a reload make a new one. */
+function countedEngine(): { engine: EngineFactory; made: () => number } {
+  const inner = storeEngine('store');
+  let made = 0;
+  const engine: EngineFactory = {
+    ...inner,
+    create: (ctx) => {
+      made++;
+      return inner.create(ctx);
+    },
+  };
+  return { engine, made: () => made };
+}
 
 describe('sys/plugins/reload/backend', () => {
   async function setup() {
-    const r = await rig({ engines: [transitEngine] });
-    await r.ok('update', 'sys/mounts/transit', r.root, { type: 'transit' });
-    await r.ok('update', 'transit/keys/k', r.root, {});
-    return r;
+    const { engine, made } = countedEngine();
+    const r = await rig({ engines: [engine] });
+    for (const path of ['one', 'two']) await r.ok('update', `sys/mounts/${path}`, r.root, { type: 'store' });
+    await r.ok('update', 'one/k', r.root, { name: 'k' });
+    return { r, made };
   }
 
-  it('applies a transit cache size only once the mount is reloaded', async () => {
-    const r = await setup();
-    const first = await r.ok('update', 'transit/cache-config', r.root, { size: 20 });
-    expect(first.body.warnings[0]).toMatch(/applies after the mount is reloaded/);
-    expect((await r.ok('update', 'transit/cache-config', r.root, { size: 20 })).body.warnings?.[0]).toMatch(/applies after/);
-    expect((await r.call('update', 'sys/plugins/reload/backend', r.root, { mounts: ['transit/'] })).status).toBe(204);
-    await r.ok('read', 'transit/keys/k', r.root);
-    // The reloaded backend runs with the stored size, so writing it again needs no warning.
-    expect((await r.ok('update', 'transit/cache-config', r.root, { size: 20 })).body.warnings ?? null).toBeNull();
+  it('starts a fresh backend for the mounts named', async () => {
+    const { r, made } = await setup();
+    const before = made();
+    expect((await r.call('update', 'sys/plugins/reload/backend', r.root, { mounts: ['one/'] })).status).toBe(204);
+    expect(made()).toBe(before + 1);
+    expect((await r.ok('read', 'one/k', r.root)).body.data.name).toBe('k');
   });
 
   it('reloads every mount of a plugin type, keeps data, and refuses bad requests', async () => {
-    const r = await setup();
-    await r.ok('update', 'sys/plugins/reload/backend', r.root, { plugin: 'transit' });
-    expect((await r.ok('read', 'transit/keys/k', r.root)).body.data.name).toBe('k');
+    const { r, made } = await setup();
+    const before = made();
+    await r.ok('update', 'sys/plugins/reload/backend', r.root, { plugin: 'store' });
+    expect(made()).toBe(before + 2);
+    expect((await r.ok('read', 'one/k', r.root)).body.data.name).toBe('k');
     expect((await r.call('update', 'sys/plugins/reload/backend', r.root, {})).status).toBe(400);
-    expect((await r.call('update', 'sys/plugins/reload/backend', r.root, { plugin: 'transit', mounts: ['transit/'] })).status).toBe(400);
+    expect((await r.call('update', 'sys/plugins/reload/backend', r.root, { plugin: 'store', mounts: ['one/'] })).status).toBe(400);
     expect((await r.call('update', 'sys/plugins/reload/backend', r.root, { mounts: ['nope/'] })).body.errors[0]).toMatch(/"mounts"/);
-    const global = await r.ok('update', 'sys/plugins/reload/backend', r.root, { plugin: 'transit', scope: 'global' });
+    const global = await r.ok('update', 'sys/plugins/reload/backend', r.root, { plugin: 'store', scope: 'global' });
     expect(global.body.data.reload_id).toEqual(expect.any(String));
   });
 });

@@ -1,9 +1,8 @@
-import { transitEngine } from '@strongroom/engine-transit';
 import { PERIODIC_INTERVAL_MS } from '../core';
 import { Backend } from '../framework/backend';
 import type { EngineFactory } from '../framework/engine';
 import type { BackendRequest } from '../framework/types';
-import { rig } from '../test-support/core-rig';
+import { rig } from '../testing/core-rig';
 
 function countingEngine() {
   const runs: string[] = [];
@@ -31,19 +30,5 @@ describe('background work of mounts', () => {
     await r.ok('update', 'sys/seal', r.root);
     await r.clock.advance(5 * PERIODIC_INTERVAL_MS);
     expect(runs).toHaveLength(6);
-  });
-
-  it('rotates a transit key when its auto_rotate_period has passed, also across a restart', async () => {
-    const r = await rig({ engines: [transitEngine] });
-    await r.ok('update', 'sys/mounts/transit', r.root, { type: 'transit' });
-    await r.ok('update', 'transit/keys/auto', r.root, { auto_rotate_period: '1h' });
-    const latest = async () => (await r.ok('read', 'transit/keys/auto', r.root)).body.data.latest_version;
-    await r.clock.advance(3600_000 - PERIODIC_INTERVAL_MS);
-    expect(await latest()).toBe(1);
-    await r.restart();
-    await r.clock.advance(2 * PERIODIC_INTERVAL_MS);
-    expect(await latest()).toBe(2);
-    await r.clock.advance(10 * PERIODIC_INTERVAL_MS);
-    expect(await latest()).toBe(2);
   });
 });

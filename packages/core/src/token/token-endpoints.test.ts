@@ -3,7 +3,7 @@
  * create (and its rules), lookup, renew and revoke in all their forms, batch tokens, bound CIDRs
  * and use limits. Time only moves when a test advances the FakeClock.
  */
-import { START, failure, rig, type Rig } from '../test-support/core-rig';
+import { START, failure, rig, type Rig } from '../testing/core-rig';
 
 const HOUR = 3600;
 const DAY = 24 * HOUR;

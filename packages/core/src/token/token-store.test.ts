@@ -4,7 +4,7 @@
  * reaches physical storage (never a token ID or accessor in plaintext).
  */
 import type { MemoryStorage } from '../storage/memory-storage';
-import { rig } from '../test-support/core-rig';
+import { rig } from '../testing/core-rig';
 
 const CREATOR = `
 path "auth/token/create" { capabilities = ["update"] }

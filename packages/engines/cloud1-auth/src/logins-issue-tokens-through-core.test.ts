@@ -3,9 +3,12 @@
  * tokens whose policies, TTLs, bound CIDRs and uses follow the role, identity aliases per
  * config/identity, and renewals that recheck the login.
  */
-import { rig, type Rig } from '../../../core/src/test-support/core-rig';
+import { testing } from '@strongroom/core';
 import { cloud1AuthEngineWith } from './cloud1-auth-engine';
 import { EmulatorFixture, iamLogin } from './test-support/cloud1-rig';
+
+const { rig } = testing;
+type Rig = testing.Rig;
 
 let fixture: EmulatorFixture;
 beforeAll(async () => {

@@ -3,9 +3,12 @@
  * that core registers, renews, expires and revokes (retrying with backoff when the provider
  * fails), and static roles rotated by core's periodic task on a fake clock, across a restart.
  */
-import { rig, type Rig } from '../../../core/src/test-support/core-rig';
+import { testing } from '@strongroom/core';
 import { cloud1SecretsEngineWith } from './cloud1-secrets-engine';
 import { credentialsOf, EmulatorFixture, type Account } from './test-support/cloud1-rig';
+
+const { rig } = testing;
+type Rig = testing.Rig;
 
 let fixture: EmulatorFixture;
 beforeAll(async () => {
