@@ -4,7 +4,8 @@
 // next to the disk's sync rates (raft-cluster.js), then automated snapshots of a filled server
 // to local disk and to the S3 emulator next to the disk's sequential write speed (snapshot.js).
 // Servers run in their own processes so the load generator does not share their event loop.
-// `node scripts/bench/run.js raft` (or `api`, `snapshot`) runs one section.
+// `node scripts/bench/run.js raft` (or `api`, `snapshot`, `cache`) runs one section. `cache` counts the
+// LevelDB reads behind reads of keys the active node of a cluster just wrote.
 const path = require('node:path');
 const { createCipheriv, createSecretKey, randomBytes } = require('node:crypto');
 const { measureLoad, clientName } = require('./load');
@@ -14,6 +15,7 @@ const { probeMs, describeDrift } = require('./cpu-probe');
 const { startCpuSample } = require('./cpu-usage');
 const { startProcess } = require('./process');
 const { runSnapshotBench } = require('./snapshot');
+const { runCacheBench } = require('./cache');
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 
@@ -97,6 +99,7 @@ const SECTIONS = {
   api: apiBench,
   raft: () => runRaftBench({ seconds: SECONDS }),
   snapshot: () => runSnapshotBench({ keys: Number(process.env.BENCH_SNAPSHOT_KEYS ?? 200000) }),
+  cache: runCacheBench,
 };
 
 async function main() {
