@@ -4,9 +4,10 @@ import type { AddressInfo } from 'node:net';
 import { silentLogger, type Core } from '@strongroom/core';
 import { MemberCallError } from '@strongroom/raft';
 import { createApp } from '../app';
-import type { ClusterRouting } from '../dispatcher';
-import { ForwardingAuth } from './forwarding';
-import { decodeForwardedRequest, decodeForwardedResponse, encodeForwardedRequest, encodeForwardedResponse, NOT_ACTIVE } from './forwarded-call';
+import {
+  decodeForwardedRequest, decodeForwardedResponse, encodeForwardedRequest, encodeForwardedResponse, ForwardingAuth, NOT_ACTIVE,
+  type ClusterRouting,
+} from '@strongroom/cluster';
 
 /**
  * A standby's dispatcher over a scripted ClusterRouting, whose calls answer in turn with the

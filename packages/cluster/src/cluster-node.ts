@@ -9,16 +9,17 @@ import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
   BadRequestError, ConflictError, openWithRootKey, SealedError, StandbyError, systemClock,
-  type Clock, type Core, type HaHooks, type LeaderInfo, type Logger, type SealConfig, type TimerHandle,
+  type Clock, type Core, type CoreExtension, type HaHooks, type LeaderInfo, type Logger, type SealConfig, type TimerHandle,
 } from '@strongroom/core';
-import { CommitFeed, RaftStorage } from '@strongroom/cluster';
 import { createClusterTls, GrpcTransport, makeDir, RaftNode, snapshotValue, type ClusterTls, type RaftNodeOptions } from '@strongroom/raft';
 import { AdvertTransport, decodeAdvert, encodeAdvert, hostPortOf, type Advert } from './advert';
 import { Autopilot, type AutopilotConfig, type MemberView } from './autopilot';
+import { CommitFeed } from './commit-feed';
+import { ForwardingAuth } from './forwarding-auth';
 import { decodeControl, decodeControlAnswer, encodeControl, encodeControlAnswer, withTimeout } from './member-control';
-import { ForwardingAuth } from './forwarding';
-import type { AutopilotServer, AutopilotSettings, AutopilotState, ClusterControl, PeerView } from './raft-paths';
-import type { ClusterRouting } from '../dispatcher';
+import { RAFT_LOCAL_PATHS, raftPaths, type AutopilotServer, type AutopilotSettings, type AutopilotState, type ClusterControl, type PeerView } from './raft-paths';
+import { RaftStorage } from './raft-storage';
+import type { ClusterRouting } from './routing';
 
 export interface ClusterNodeOptions {
   /** The storage path: `tls.json` and the Raft node's data live here. */
@@ -198,6 +199,11 @@ export class ClusterNode implements ClusterControl {
         return node.leaderReadBarrier();
       },
     };
+  }
+
+  /** The core extension that serves `sys/storage/raft/*`; a node not yet in a cluster answers its join itself. */
+  extension(): () => CoreExtension {
+    return () => ({ systemPaths: raftPaths(this), sealedPaths: RAFT_LOCAL_PATHS });
   }
 
   /**
