@@ -246,10 +246,6 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
       const token = tokenOf(headers);
       const wrapTtl = wrapTtlOf(headers);
       const { remoteAddress } = input;
-      if (cluster) {
-        const gate = core.active ? cluster.gate() : null;
-        if (gate) await gate;
-      }
       const reply = await core.handle({
         operation, path, data,
         ...(token ? { token } : {}),

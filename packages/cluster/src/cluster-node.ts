@@ -77,11 +77,12 @@ interface PendingJoin {
  */
 export class ClusterNode implements ClusterControl {
   /**
-   * The core's physical storage: empty until this node creates or joins a cluster. Reads are
-   * local: only the active node serves, and `routing().gate` holds each request until this node
-   * is sure it still leads, which makes its applied state the cluster's latest.
+   * The core's physical storage: empty until this node creates or joins a cluster. On the active
+   * node, reads (and each request, through the core) wait until this node is sure it still leads
+   * in the term it was activated in, which makes its applied state the cluster's latest; on a
+   * standby they read the local state.
    */
-  readonly storage = new RaftStorage(null, { readBarrier: false });
+  readonly storage = new RaftStorage(null, { activeTerm: () => (this.core?.active ? this.activeTerm : null) });
   /** Every change this node applies, in order; the core's cache follows it (see CoreOptions.commits). */
   readonly feed = new CommitFeed();
   private node: RaftNode | null = null;
@@ -190,13 +191,6 @@ export class ClusterNode implements ClusterControl {
       },
       serveCalls: (handler) => {
         this.callHandler = handler;
-      },
-      gate: () => {
-        const node = this.node;
-        if (!node || !node.isLeader) return Promise.reject(new StandbyError('this node no longer leads the cluster; retry'));
-        // Leading again in a new term, but not yet reloaded after the gap: nothing in memory can be trusted.
-        if (node.term !== this.activeTerm) return Promise.reject(new StandbyError('the leadership changed while the request arrived; retry'));
-        return node.leaderReadBarrier();
       },
     };
   }

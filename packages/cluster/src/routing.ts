@@ -14,11 +14,6 @@ export interface ClusterRouting {
   /** Trust anchors for the other members' API certificates, when they come from a private CA. */
   apiCa(): string | undefined;
   /**
-   * On the active node, before a request runs: resolves once this node may answer as the
-   * cluster's current state (it still holds the leadership); null when it may at once.
-   */
-  gate(): Promise<void> | null;
-  /**
    * On a standby: hands an encoded request to the active node over the cluster connection and
    * resolves with its encoded answer; null when the active node's cluster address is not known
    * (the request then goes over HTTP). Rejects when no answer came.
