@@ -40,10 +40,6 @@ export interface ForwardOptions {
   body?: Buffer;
 }
 
-/**
- * Streams `req` to the active node and its answer back, body and status unchanged. The method
- * is sent as the client sent it (LIST included), so the active node sees the same request.
- */
 /** The last target parsed: a standby forwards every request to the same active node. */
 let lastTarget: { text: string; url: URL } | null = null;
 
@@ -52,6 +48,10 @@ function targetUrl(text: string): URL {
   return lastTarget.url;
 }
 
+/**
+ * Streams `req` to the active node and its answer back, body and status unchanged. The method
+ * is sent as the client sent it (LIST included), so the active node sees the same request.
+ */
 export function forwardRequest(req: http.IncomingMessage, res: http.ServerResponse, options: ForwardOptions): Promise<void> {
   const target = targetUrl(options.target);
   const secure = target.protocol === 'https:';
