@@ -1,7 +1,8 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import express from 'express';
 import type { Core, Logger } from '@strongroom/core';
-import { createDispatcher, type ClusterRouting } from './dispatcher';
+import type { ClusterRouting } from '@strongroom/cluster';
+import { createDispatcher } from './dispatcher';
 import type { JsonLimits } from './http/json-body';
 
 export interface AppOptions {

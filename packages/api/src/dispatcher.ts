@@ -7,41 +7,14 @@ import {
 } from '@strongroom/core';
 import { MemberCallError } from '@strongroom/raft';
 import {
-  decodeForwardedRequest, decodeForwardedResponse, encodeForwardedRequest, encodeForwardedResponse, NOT_ACTIVE,
-} from './cluster/forwarded-call';
-import { FORWARDED_HEADER, forwardedHeaders, forwardRequest, redirectToActive, type ForwardingAuth } from './cluster/forwarding';
+  decodeForwardedRequest, decodeForwardedResponse, encodeForwardedRequest, encodeForwardedResponse, FORWARDED_HEADER, NOT_ACTIVE,
+  type ClusterRouting,
+} from '@strongroom/cluster';
 import { errorReply } from './errors-to-http';
+import { forwardedHeaders, forwardRequest, redirectToActive } from './http/forward-to-active';
 import { DEFAULT_JSON_LIMITS, parseJson, type JsonLimits } from './http/json-body';
 import { lingerAfter } from './http/linger';
 import { isListRequest } from './http/list-method';
-
-/** How the dispatcher takes part in a cluster. */
-export interface ClusterRouting {
-  /** The active node's API address while this node is a standby, else null. */
-  activeAddress(): string | null;
-  /**
-   * Waits a little (an election's worth) for an active node: another's address, or null once
-   * this node itself is active (or the wait is over).
-   */
-  awaitActive(): Promise<string | null>;
-  /** Signs and checks the client address standbys pass along. */
-  auth: ForwardingAuth;
-  /** Trust anchors for the other members' API certificates, when they come from a private CA. */
-  apiCa(): string | undefined;
-  /**
-   * On the active node, before a request runs: resolves once this node may answer as the
-   * cluster's current state (it still holds the leadership); null when it may at once.
-   */
-  gate(): Promise<void> | null;
-  /**
-   * On a standby: hands an encoded request to the active node over the cluster connection and
-   * resolves with its encoded answer; null when the active node's cluster address is not known
-   * (the request then goes over HTTP). Rejects when no answer came.
-   */
-  call(payload: Buffer): Promise<Buffer> | null;
-  /** Sets what this node does with the requests standbys hand it over the cluster connection. */
-  serveCalls(handler: (payload: Buffer) => Promise<Buffer>): void;
-}
 
 export interface DispatcherOptions {
   maxRequestSize: number;
@@ -273,10 +246,6 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
       const token = tokenOf(headers);
       const wrapTtl = wrapTtlOf(headers);
       const { remoteAddress } = input;
-      if (cluster) {
-        const gate = core.active ? cluster.gate() : null;
-        if (gate) await gate;
-      }
       const reply = await core.handle({
         operation, path, data,
         ...(token ? { token } : {}),

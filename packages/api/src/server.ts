@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import * as tls from 'node:tls';
+import { ClusterNode } from '@strongroom/cluster';
 import { Core, createLogger, type EngineFactory, type Logger } from '@strongroom/core';
 import { kvEngine } from '@strongroom/engine-kv';
 import { transitEngine } from '@strongroom/engine-transit';
@@ -10,8 +11,6 @@ import { cloud1SecretsEngine } from '@strongroom/engine-cloud1-secrets';
 import { makeDir } from '@strongroom/raft';
 import { automatedSnapshots } from '@strongroom/snapshots';
 import { createApp } from './app';
-import { ClusterNode } from './cluster/cluster-node';
-import { RAFT_LOCAL_PATHS, raftPaths } from './cluster/raft-paths';
 import { ConfigError, type ListenerConfig, type ServerConfig } from './config';
 import { attachHttpServer } from './http/list-server';
 import { batchRequests } from './http/request-batch';
@@ -89,7 +88,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   const core = new Core({
     storage: cluster.storage, commits: cluster.feed, logger, engines: ENGINES, ha: cluster.hooks(),
     extensions: [
-      () => ({ systemPaths: raftPaths(cluster), sealedPaths: RAFT_LOCAL_PATHS }),
+      cluster.extension(),
       (c) => automatedSnapshots({ storage: c.barrier, clock: c.clock, logger, source: () => cluster.snapshot() }),
     ],
   });

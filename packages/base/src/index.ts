@@ -8,3 +8,4 @@ export type { Storage, TxnOp } from './storage';
 export { runStorageConformance } from './storage-conformance';
 export type { ConformanceSubject } from './storage-conformance';
 export type { CommitSubscription, CommittedChange } from './commits';
+export type { JsonLimits } from './json-limits';

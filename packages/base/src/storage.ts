@@ -15,6 +15,13 @@ export interface Storage {
   list(prefix: string): Promise<string[]>;
   /** Applies all operations atomically and durably, in order. */
   txn(ops: TxnOp[]): Promise<void>;
+  /**
+   * For a storage that others write too (a cluster's): resolves once what this node reads may be
+   * answered as the latest state, rejects when it may not be (this node no longer serves); null
+   * when it may at once. Its own reads pass it; a layer that answers from memory what it read
+   * earlier (a cache) passes it once per request before it answers anything.
+   */
+  readBarrier?(): Promise<void> | null;
   close(): Promise<void>;
 }
 

@@ -6,11 +6,12 @@ export interface RaftStorageOptions {
   /** `close()` also closes the node (a server that hands the node over entirely). */
   ownsNode?: boolean;
   /**
-   * Reads pass a linearizable read barrier first (the default). A server that already holds
-   * each request until this node is sure it leads (and reads only on the leader) turns it off
-   * and reads the local state machine directly.
+   * The Raft term in which this node serves as the cluster's active node, or null while it does
+   * not. Given, only the active node's reads pass the barrier, and only while it still leads in
+   * that term; a standby's or a sealed node's reads are of the local state, which is all they
+   * need (seal status, the keyring at unseal). Not given, every read passes the barrier.
    */
-  readBarrier?: boolean;
+  activeTerm?: () => number | null;
 }
 
 /**
@@ -24,12 +25,12 @@ export interface RaftStorageOptions {
 export class RaftStorage implements Storage {
   private current: RaftNode | null;
   private readonly ownsNode: boolean;
-  private readonly barrier: boolean;
+  private readonly activeTerm: (() => number | null) | undefined;
 
   constructor(node: RaftNode | null, options: RaftStorageOptions = {}) {
     this.current = node;
     this.ownsNode = options.ownsNode ?? false;
-    this.barrier = options.readBarrier ?? true;
+    this.activeTerm = options.activeTerm;
   }
 
   get node(): RaftNode | null {
@@ -40,10 +41,30 @@ export class RaftStorage implements Storage {
     this.current = node;
   }
 
+  /**
+   * Resolves once a read may answer as the cluster's latest state; null when it may at once.
+   * On the active node: at once while its lease holds (no other leader can have committed
+   * anything), else after a read-index round, which every read waiting when it starts shares.
+   * It rejects once this node no longer leads, or leads again in a later term: in between,
+   * another leader may have changed anything, so what the active node holds is stale until it
+   * is activated anew.
+   */
+  readBarrier(): Promise<void> | null {
+    const node = this.current;
+    if (!node) return null;
+    if (!this.activeTerm) return node.readBarrier().catch(rethrow);
+    const term = this.activeTerm();
+    if (term === null) return null;
+    if (!node.isLeader) return Promise.reject(new StandbyError(NO_LONGER_LEADS));
+    if (node.term !== term) return Promise.reject(new StandbyError('the leadership changed while the request arrived; retry'));
+    return node.leaderReadBarrier()?.catch(rethrow) ?? null;
+  }
+
   async get(key: string): Promise<Buffer | null> {
     const node = this.current;
     if (!node) return null;
-    if (this.barrier) await node.readBarrier().catch(rethrow);
+    const barrier = this.readBarrier();
+    if (barrier) await barrier.catch(midRequest);
     return node.get(key);
   }
 
@@ -58,7 +79,8 @@ export class RaftStorage implements Storage {
   async list(prefix: string): Promise<string[]> {
     const node = this.current;
     if (!node) return [];
-    if (this.barrier) await node.readBarrier().catch(rethrow);
+    const barrier = this.readBarrier();
+    if (barrier) await barrier.catch(midRequest);
     return node.list(prefix);
   }
 
@@ -82,11 +104,24 @@ export class RaftStorage implements Storage {
   }
 }
 
+/**
+ * Clients may take this refusal to mean that nothing of the request took effect, so it is given
+ * only by the barrier a request passes before it runs (see `Storage.readBarrier`).
+ */
+const NO_LONGER_LEADS = 'this node no longer leads the cluster; retry';
+const LOST_LEAD = 'this node is not (or no longer) the leader of its cluster; retry';
+
+/** A read inside a request may follow its writes: whether those took effect is not known. */
+function midRequest(err: unknown): never {
+  if (err instanceof StandbyError && err.message === NO_LONGER_LEADS) throw new StandbyError(LOST_LEAD, { cause: err });
+  throw err;
+}
+
 function rethrow(err: unknown): never {
   if (err instanceof StrongroomError) throw err;
   const name = (err as { name?: unknown } | null)?.name;
   if (name === 'NotLeaderError' || name === 'ProposalDroppedError') {
-    throw new StandbyError('this node is not (or no longer) the leader of its cluster; retry', { cause: err });
+    throw new StandbyError(LOST_LEAD, { cause: err });
   }
   throw err;
 }

@@ -561,6 +561,10 @@ export class Core {
       if (this.sealed) throw (await this.seal.initialized()) ? new SealedError() : new NotInitializedError();
       throw new StandbyError();
     }
+    // Tokens, policies and mount tables answer from memory: the storage must first confirm that
+    // this node still serves the cluster's latest state (a clustered storage's leadership check).
+    const barrier = this.physical.readBarrier();
+    if (barrier) await barrier;
     const op = request.operation;
     const { view, rest: path } = this.namespaces.resolve(header, fullPath);
     const routed = this.route(view, path);

@@ -114,6 +114,10 @@ export class CachedStorage implements Storage {
     return this.inner.list(prefix);
   }
 
+  readBarrier(): Promise<void> | null {
+    return this.inner.readBarrier?.() ?? null;
+  }
+
   txn(ops: TxnOp[]): Promise<void> {
     return this.write(ops.map((op) => op.key), () => this.inner.txn(ops), () => {
       for (const op of ops) this.remember(op.key, op.type === 'put' ? Buffer.from(op.value) : null);

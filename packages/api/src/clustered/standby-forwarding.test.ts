@@ -4,9 +4,10 @@ import type { AddressInfo } from 'node:net';
 import { silentLogger, type Core } from '@strongroom/core';
 import { MemberCallError } from '@strongroom/raft';
 import { createApp } from '../app';
-import type { ClusterRouting } from '../dispatcher';
-import { ForwardingAuth } from './forwarding';
-import { decodeForwardedRequest, decodeForwardedResponse, encodeForwardedRequest, encodeForwardedResponse, NOT_ACTIVE } from './forwarded-call';
+import {
+  decodeForwardedRequest, decodeForwardedResponse, encodeForwardedRequest, encodeForwardedResponse, ForwardingAuth, NOT_ACTIVE,
+  type ClusterRouting,
+} from '@strongroom/cluster';
 
 /**
  * A standby's dispatcher over a scripted ClusterRouting, whose calls answer in turn with the
@@ -30,7 +31,6 @@ describe('a standby handing requests to the active node', () => {
       },
       auth: new ForwardingAuth(Buffer.alloc(32, 1)),
       apiCa: () => undefined,
-      gate: () => null,
       call: (payload) => {
         sent.push(payload);
         const next = answers.shift();
@@ -111,7 +111,7 @@ describe('a standby that cannot use the cluster connection', () => {
     // The active node's cluster address is not known (yet): every call answers null.
     const routing: ClusterRouting = {
       activeAddress: () => activeUrl, awaitActive: async () => activeUrl, auth: new ForwardingAuth(Buffer.alloc(32, 1)),
-      apiCa: () => undefined, gate: () => null, call: () => null, serveCalls: () => {},
+      apiCa: () => undefined, call: () => null, serveCalls: () => {},
     };
     const jsonLimits = { maxDepth: 3, maxStringLength: 64, maxObjectEntries: 10, maxArrayElements: 10 };
     const { listener } = createApp(standby, { maxRequestSize: 1024, jsonLimits, logger: silentLogger, cluster: routing });
@@ -146,7 +146,7 @@ describe('the active node serving a standby\'s call', () => {
     let handler: ((payload: Buffer) => Promise<Buffer>) | undefined;
     const routing = {
       activeAddress: () => null, awaitActive: async () => null, auth: new ForwardingAuth(Buffer.alloc(32, 1)),
-      apiCa: () => undefined, gate: () => null, call: () => null,
+      apiCa: () => undefined, call: () => null,
       serveCalls: (h: (payload: Buffer) => Promise<Buffer>) => { handler = h; },
     } satisfies ClusterRouting;
     createApp({ sealed: false, isLocalPath: () => false, ...core } as unknown as Core, { maxRequestSize: 1024, logger: silentLogger, cluster: routing });

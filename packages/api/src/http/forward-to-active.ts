@@ -1,49 +1,14 @@
-import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import * as http from 'node:http';
 import * as https from 'node:https';
+import { FORWARDED_HEADER, type ForwardingAuth } from '@strongroom/cluster';
 import type { Logger } from '@strongroom/core';
-import { LIST_MARKER_HEADER, isListRequest } from '../http/list-method';
+import { LIST_MARKER_HEADER, isListRequest } from './list-method';
 
-/**
+/*
  * The HTTP way a standby hands a request to the active node, kept for the requests whose bodies
- * stream (snapshot uploads and downloads); the others go over the cluster connection
- * (forwarded-call.ts). The active node must still see the client's address (bound CIDRs,
- * audit), so the standby passes it in a header signed with a key every member holds and nobody
- * else does; a header that does not verify is ignored, never trusted.
+ * stream (snapshot uploads and downloads); the others go over the cluster connection. The
+ * client's address travels in a header signed with the cluster's forwarding key.
  */
-export const FORWARDED_HEADER = 'x-strongroom-forwarded-for';
-
-/** How long a signed header stays valid: long enough for a slow forward, short for a replay. */
-const MAX_AGE_MS = 60_000;
-
-export class ForwardingAuth {
-  /** Kept as a KeyObject: node 24 checks a raw key's type on every HMAC at several times its cost. */
-  private readonly key: KeyObject;
-
-  constructor(key: Buffer, private readonly now: () => number = Date.now) {
-    this.key = createSecretKey(key);
-  }
-
-  private mac(address: string, method: string, url: string, at: number): Buffer {
-    return createHmac('sha256', this.key).update(`${address}\n${method}\n${url}\n${at}`).digest();
-  }
-
-  sign(address: string, method: string, url: string): string {
-    const at = this.now();
-    return `${address};${at};${this.mac(address, method, url, at).toString('base64url')}`;
-  }
-
-  /** The client address the header vouches for, or null if it does not verify. */
-  verify(header: string, method: string, url: string): string | null {
-    const [address, atText, macText, ...rest] = header.split(';');
-    if (address === undefined || atText === undefined || macText === undefined || rest.length > 0) return null;
-    const at = Number(atText);
-    if (!Number.isSafeInteger(at) || Math.abs(this.now() - at) > MAX_AGE_MS) return null;
-    const given = Buffer.from(macText, 'base64url');
-    const expected = this.mac(address, method, url, at);
-    return given.length === expected.length && timingSafeEqual(given, expected) ? address : null;
-  }
-}
 
 /** Headers that describe one hop and must not be passed along. */
 const HOP_HEADERS = new Set([
@@ -75,10 +40,6 @@ export interface ForwardOptions {
   body?: Buffer;
 }
 
-/**
- * Streams `req` to the active node and its answer back, body and status unchanged. The method
- * is sent as the client sent it (LIST included), so the active node sees the same request.
- */
 /** The last target parsed: a standby forwards every request to the same active node. */
 let lastTarget: { text: string; url: URL } | null = null;
 
@@ -87,6 +48,10 @@ function targetUrl(text: string): URL {
   return lastTarget.url;
 }
 
+/**
+ * Streams `req` to the active node and its answer back, body and status unchanged. The method
+ * is sent as the client sent it (LIST included), so the active node sees the same request.
+ */
 export function forwardRequest(req: http.IncomingMessage, res: http.ServerResponse, options: ForwardOptions): Promise<void> {
   const target = targetUrl(options.target);
   const secure = target.protocol === 'https:';

@@ -9,16 +9,17 @@ import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
   BadRequestError, ConflictError, openWithRootKey, SealedError, StandbyError, systemClock,
-  type Clock, type Core, type HaHooks, type LeaderInfo, type Logger, type SealConfig, type TimerHandle,
+  type Clock, type Core, type CoreExtension, type HaHooks, type LeaderInfo, type Logger, type SealConfig, type TimerHandle,
 } from '@strongroom/core';
-import { CommitFeed, RaftStorage } from '@strongroom/cluster';
 import { createClusterTls, GrpcTransport, makeDir, RaftNode, snapshotValue, type ClusterTls, type RaftNodeOptions } from '@strongroom/raft';
 import { AdvertTransport, decodeAdvert, encodeAdvert, hostPortOf, type Advert } from './advert';
 import { Autopilot, type AutopilotConfig, type MemberView } from './autopilot';
+import { CommitFeed } from './commit-feed';
+import { ForwardingAuth } from './forwarding-auth';
 import { decodeControl, decodeControlAnswer, encodeControl, encodeControlAnswer, withTimeout } from './member-control';
-import { ForwardingAuth } from './forwarding';
-import type { AutopilotServer, AutopilotSettings, AutopilotState, ClusterControl, PeerView } from './raft-paths';
-import type { ClusterRouting } from '../dispatcher';
+import { RAFT_LOCAL_PATHS, raftPaths, type AutopilotServer, type AutopilotSettings, type AutopilotState, type ClusterControl, type PeerView } from './raft-paths';
+import { RaftStorage } from './raft-storage';
+import type { ClusterRouting } from './routing';
 
 export interface ClusterNodeOptions {
   /** The storage path: `tls.json` and the Raft node's data live here. */
@@ -76,11 +77,12 @@ interface PendingJoin {
  */
 export class ClusterNode implements ClusterControl {
   /**
-   * The core's physical storage: empty until this node creates or joins a cluster. Reads are
-   * local: only the active node serves, and `routing().gate` holds each request until this node
-   * is sure it still leads, which makes its applied state the cluster's latest.
+   * The core's physical storage: empty until this node creates or joins a cluster. On the active
+   * node, reads (and each request, through the core) wait until this node is sure it still leads
+   * in the term it was activated in, which makes its applied state the cluster's latest; on a
+   * standby they read the local state.
    */
-  readonly storage = new RaftStorage(null, { readBarrier: false });
+  readonly storage = new RaftStorage(null, { activeTerm: () => (this.core?.active ? this.activeTerm : null) });
   /** Every change this node applies, in order; the core's cache follows it (see CoreOptions.commits). */
   readonly feed = new CommitFeed();
   private node: RaftNode | null = null;
@@ -190,14 +192,12 @@ export class ClusterNode implements ClusterControl {
       serveCalls: (handler) => {
         this.callHandler = handler;
       },
-      gate: () => {
-        const node = this.node;
-        if (!node || !node.isLeader) return Promise.reject(new StandbyError('this node no longer leads the cluster; retry'));
-        // Leading again in a new term, but not yet reloaded after the gap: nothing in memory can be trusted.
-        if (node.term !== this.activeTerm) return Promise.reject(new StandbyError('the leadership changed while the request arrived; retry'));
-        return node.leaderReadBarrier();
-      },
     };
+  }
+
+  /** The core extension that serves `sys/storage/raft/*`; a node not yet in a cluster answers its join itself. */
+  extension(): () => CoreExtension {
+    return () => ({ systemPaths: raftPaths(this), sealedPaths: RAFT_LOCAL_PATHS });
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { JsonLimits } from '../http/json-body';
+import type { JsonLimits } from '@strongroom/base';
 
 /**
  * A client's request as a standby hands it to the active node over the cluster connection,

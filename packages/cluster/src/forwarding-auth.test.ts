@@ -1,4 +1,4 @@
-import { ForwardingAuth } from './forwarding';
+import { ForwardingAuth } from './forwarding-auth';
 
 describe('ForwardingAuth', () => {
   const key = Buffer.alloc(32, 7);
