@@ -35,9 +35,8 @@ function allowedOurs(name: string): ((dep: string) => boolean) | null {
     // The cloud client is the engines' own library; the emulators stand in for the provider in their tests.
     return only('@strongroom/base', '@strongroom/core', '@strongroom/cloud1-client', '@strongroom/emulators');
   }
-  if (name === '@strongroom/cluster') {
-    return (dep) => !['@strongroom/api', '@strongroom/cli', '@strongroom/snapshots'].includes(dep) && !dep.startsWith('@strongroom/engine-');
-  }
+  // Between the core and the Raft node, under the API: never the API, the CLI, an engine or a feature.
+  if (name === '@strongroom/cluster') return only('@strongroom/base', '@strongroom/core', '@strongroom/raft');
   return null;
 }
 
