@@ -1,5 +1,5 @@
 import { GrpcTransport } from '@strongroom/raft';
-import { call, initAndUnseal, startTestServer, type TestServer } from '../test-support/servers';
+import { call, forwardedCalls, initAndUnseal, startTestServer, type TestServer } from '../test-support/servers';
 
 const nestedText = (depth: number): string => '{"n":'.repeat(depth) + '1' + '}'.repeat(depth);
 
@@ -40,7 +40,7 @@ describe('JSON limits on a request a standby forwards', () => {
       const body = `{"data":${nestedText(5)}}`;
       const viaStandby = await call(standby.url, 'POST', 'secret/data/deep', { token: root, raw: body });
       expect(viaStandby.status).toBe(200);
-      expect(calls).toHaveBeenCalled();
+      expect(forwardedCalls(calls).length).toBeGreaterThan(0);
       const direct = await call(leader.url, 'POST', 'secret/data/deep', { token: root, raw: body });
       expect(direct.status).toBe(400);
       expect(direct.json.errors).toEqual(['JSON input is nested deeper than max_json_depth (4) allows']);

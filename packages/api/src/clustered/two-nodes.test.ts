@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GrpcTransport } from '@strongroom/raft';
-import { call, initAndUnseal, startTestServer, type TestServer } from '../test-support/servers';
+import { call, forwardedCalls, initAndUnseal, startTestServer, type TestServer } from '../test-support/servers';
 import { makeSelfSignedCert } from '../test-support/tls';
 
 /**
@@ -84,7 +84,7 @@ describe('a node joining a leader', () => {
       const listed = await call(joiner.url, 'LIST', 'secret/metadata/listed', { token: root });
       expect(listed.status).toBe(200);
       expect(listed.json.data.keys).toEqual(['a']);
-      expect(calls).toHaveBeenCalled();
+      expect(forwardedCalls(calls).length).toBeGreaterThan(0);
 
       // A token bound to the client's address works through the standby, so the address arrived;
       // a client's own claim to be forwarded is dropped, not believed.
@@ -118,7 +118,7 @@ describe('a node joining a leader', () => {
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toBe('application/octet-stream');
       expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(0);
-      expect(calls).not.toHaveBeenCalled();
+      expect(forwardedCalls(calls)).toEqual([]);
     } finally {
       calls.mockRestore();
     }

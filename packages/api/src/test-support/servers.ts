@@ -50,3 +50,11 @@ export async function call(url: string, method: string, path: string, options: {
   const text = await res.text();
   return { status: res.status, headers: res.headers, text, json: text ? (JSON.parse(text) as any) : null };
 }
+
+/**
+ * The requests a spy on GrpcTransport's `call` saw standbys forward, leaving out the membership
+ * control calls (a follower's periodic seal report, join probes), which begin with four 0xff bytes.
+ */
+export function forwardedCalls(spy: { mock: { calls: unknown[][] } }): unknown[][] {
+  return spy.mock.calls.filter(([, payload]) => !(Buffer.isBuffer(payload) && payload.readUInt32BE(0) === 0xffffffff));
+}
