@@ -1,4 +1,5 @@
 import sodium = require('libsodium-wrappers');
+import { runCli } from '../cli';
 import { RepohostEmulator } from './emulator';
 import { OctokitBridge, octokitError, type OctokitClient } from './test-support/octokit';
 
@@ -165,5 +166,19 @@ describe('repohost emulator', () => {
     for (let i = 0; i < 2; i++) expect((await octokitError(octokit.call('actions.listRepoSecrets', repo))).status).toBe(503);
     expect((await octokit.call('actions.listRepoSecrets', repo)).status).toBe(200);
     expect((await fetch(`${emulator.url}/_admin/fail-next`, { method: 'POST', body: '{}' })).status).toBe(400);
+  });
+
+  it('starts from the command line with a repository and a token to use', async () => {
+    let printed = '';
+    const running = await runCli(['repohost', '--listen', '127.0.0.1:0'], { write: (t: string) => (printed += t) });
+    try {
+      const url = /baseUrl\): (\S+)/.exec(printed)?.[1] ?? '';
+      const token = /token: +(\S+)/.exec(printed)?.[1];
+      expect(printed).toContain('repository:    demo/app');
+      const client = bridge.client(token, url);
+      expect((await client.call('actions.getRepoPublicKey', { owner: 'demo', repo: 'app' })).status).toBe(200);
+    } finally {
+      await running?.stop();
+    }
   });
 });
