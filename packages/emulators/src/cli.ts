@@ -87,9 +87,10 @@ export async function runCli(
     out.write(
       [
         'cloud1 emulator ready',
-        `  api (IAM, STS, EC2, Secrets Manager): ${endpoints.api}`,
-        `  metadata:                             ${endpoints.metadata}`,
-        `  admin:                                ${endpoints.admin}`,
+        `  api (IAM, STS, EC2): ${endpoints.api}`,
+        `  metadata:            ${endpoints.metadata}`,
+        `  admin:               ${endpoints.admin}`,
+        '  (Secrets Manager answers on the api URL too)',
         `account ${root.accountId} root credentials:`,
         `  CLOUD1_ACCESS_KEY=${root.credentials.accessKeyId}`,
         `  CLOUD1_SECRET_KEY=${root.credentials.secretAccessKey}`,
