@@ -4,6 +4,7 @@
  *
  *   strongroom-emulator cloud1 --listen 127.0.0.1:4599 [--metadata-listen 127.0.0.1:4600] [--seed seed.json]
  *   strongroom-emulator cloud3 --listen 127.0.0.1:4610
+ *   strongroom-emulator repohost --listen 127.0.0.1:4620
  *
  * The seed file is a cloud1 SeedDocument (see README.md). Unless it gives some account root
  * credentials, an account 123456789012 with generated root credentials is created, so there is
@@ -12,11 +13,13 @@
 import { readFileSync } from 'node:fs';
 import { Cloud1Emulator } from './cloud1/emulator';
 import { Cloud3StorageEmulator } from './cloud3/emulator';
+import { RepohostEmulator } from './repohost/emulator';
 import type { Credentials, SeedDocument } from './cloud1/admin';
 
 export const USAGE =
   'usage: strongroom-emulator cloud1 --listen HOST:PORT [--metadata-listen HOST:PORT] [--seed FILE.json]\n' +
-  '       strongroom-emulator cloud3 --listen HOST:PORT\n';
+  '       strongroom-emulator cloud3 --listen HOST:PORT\n' +
+  '       strongroom-emulator repohost --listen HOST:PORT\n';
 
 const DEFAULT_ACCOUNT = '123456789012';
 
@@ -51,6 +54,13 @@ export async function runCli(
     out.write(`cloud3 storage emulator ready\n  apiEndpoint: ${storage.url}\n`);
     return { stop: () => storage.close() };
   }
+  if (name === 'repohost' && listen && options.size === 1) {
+    const repohost = await RepohostEmulator.start({ host: listen[1] || '127.0.0.1', port: Number(listen[2]) });
+    const repository = repohost.createRepository('demo/app');
+    const token = repohost.addToken();
+    out.write(`repohost emulator ready\n  api (baseUrl): ${repohost.url}\n  repository:    ${repository.fullName}\n  token:         ${token}\n`);
+    return { stop: () => repohost.close() };
+  }
   if (name !== 'cloud1' || !options.has('--listen')) {
     err.write(USAGE);
     return undefined;
@@ -80,6 +90,7 @@ export async function runCli(
         `  api (IAM, STS, EC2): ${endpoints.api}`,
         `  metadata:            ${endpoints.metadata}`,
         `  admin:               ${endpoints.admin}`,
+        '  (Secrets Manager answers on the api URL too)',
         `account ${root.accountId} root credentials:`,
         `  CLOUD1_ACCESS_KEY=${root.credentials.accessKeyId}`,
         `  CLOUD1_SECRET_KEY=${root.credentials.secretAccessKey}`,

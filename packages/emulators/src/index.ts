@@ -16,7 +16,11 @@ export type {
 } from './cloud1/admin';
 export type { InstanceSeed } from './cloud1/ec2';
 export type { InstanceStateName } from './cloud1/state';
+export type { SecretsManagerSecretView } from './cloud1/secrets-manager';
 export { totpCode } from './cloud1/totp';
 export { Cloud1EmulatorFixture, nextAccountId } from './cloud1/test-fixture';
 export { Cloud3StorageEmulator } from './cloud3/emulator';
 export type { Cloud3StartOptions } from './cloud3/emulator';
+export { RepohostEmulator } from './repohost/emulator';
+export type { RepohostStartOptions, RepohostTokenOptions } from './repohost/emulator';
+export type { RepositoryView, SecretView } from './repohost/store';

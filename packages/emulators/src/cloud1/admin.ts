@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Cloud1Error } from './errors';
 import type { InstanceSeed } from './ec2';
+import type { SecretsManagerSecretView } from './secrets-manager';
 import type { InstanceStateName } from './state';
 
 export interface Credentials {
@@ -140,6 +141,8 @@ export interface AdminOperations {
   now(): number;
   advanceTime(ms: number): void;
   setTime(epochMs: number): void;
+  secretsManagerSecrets(): SecretsManagerSecretView[];
+  failNextSecretsManagerRequests(count: number, status?: number): void;
 }
 
 type Body = Record<string, unknown>;
@@ -173,6 +176,16 @@ const ROUTES: Route[] = [
   ['POST', /^instances\/([^/]+)\/metadata-endpoint$/, async (ops, m) => ({ url: await ops.openMetadataEndpoint(m[1] ?? '') })],
   ['POST', /^metadata\/current-instance$/, (ops, _m, body) => (ops.useInstance(str(body, 'instanceId')), {})],
   ['GET', /^ca$/, (ops) => ({ certificatePem: ops.caCertificatePem() })],
+  ['GET', /^secretsmanager\/secrets$/, (ops) => ({ secrets: ops.secretsManagerSecrets() })],
+  [
+    'POST',
+    /^secretsmanager\/fail-next$/,
+    (ops, _m, body) => {
+      const count = typeof body.count === 'number' ? body.count : -1;
+      ops.failNextSecretsManagerRequests(count, typeof body.status === 'number' ? body.status : undefined);
+      return {};
+    },
+  ],
   ['GET', /^clock$/, (ops) => clock(ops)],
   [
     'POST',

@@ -33,9 +33,10 @@ import { IAM_ACTIONS, checkIamAllowed } from './iam';
 import * as ids from './ids';
 import { IdentitySigner } from './instance-identity';
 import { MetadataService } from './metadata';
+import { SecretsManager, type SecretsManagerSecretView } from './secrets-manager';
 import type { Params } from './query';
 import type { ActionTable, CallContext } from './service';
-import { signedService, verifySignature } from './sigv4';
+import { signedService, verifySignature, type ReceivedRequest } from './sigv4';
 import { Cloud1State, INSTANCE_STATE_CODES, principalOf, type Instance, type InstanceStateName } from './state';
 import { checkStsAllowed, STS_ACTIONS } from './sts';
 import { randomTotpSecret, totpCode } from './totp';
@@ -97,6 +98,8 @@ export class Cloud1Emulator implements AdminOperations {
   /** Listeners opened by openMetadataEndpoint, by instance ID. */
   private readonly dedicated = new Map<string, { server: Server; url: string }>();
   private urls: Cloud1Endpoints | undefined;
+  private readonly secretsManager = new SecretsManager();
+  private secretsManagerFaults = { remaining: 0, status: 503 };
 
   async start(options: Cloud1StartOptions = {}): Promise<Cloud1Endpoints> {
     if (this.apiServer) throw new Error('The cloud1 emulator is already started');
@@ -150,6 +153,23 @@ export class Cloud1Emulator implements AdminOperations {
     this.state.keys.clear();
     this.state.instances.clear();
     this.metadata.reset();
+    this.secretsManager.reset();
+    this.secretsManagerFaults = { remaining: 0, status: 503 };
+  }
+
+  /** Every Secrets Manager secret of every account and region, with all versions and values. */
+  secretsManagerSecrets(): SecretsManagerSecretView[] {
+    return this.secretsManager.view(this.now());
+  }
+
+  /**
+   * Fault injection: the next `count` Secrets Manager requests are answered with `status`
+   * (a `ServiceUnavailableException`) before anything is checked or changed.
+   */
+  failNextSecretsManagerRequests(count: number, status = 503): void {
+    if (!Number.isInteger(count) || count < 0) throw validationError('count must be a non-negative integer');
+    if (!Number.isInteger(status) || status < 400 || status > 599) throw validationError('status must be 4xx or 5xx');
+    this.secretsManagerFaults = { remaining: count, status };
   }
 
   createAccount(input: { id?: string; alias?: string } = {}): { accountId: string } {
@@ -302,12 +322,16 @@ export class Cloud1Emulator implements AdminOperations {
     const params = parseParams(req, body);
     const received = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body };
     const serviceName = signedService(received) ?? serviceForVersion(params.get('Version'));
+    const target = req.headers['x-amz-target'];
+    if (serviceName === 'secretsmanager' || (typeof target === 'string' && target.startsWith('secretsmanager.'))) {
+      return this.handleSecretsManager(received, res, typeof target === 'string' ? target : '');
+    }
     const service = serviceName === undefined ? undefined : SERVICES[serviceName];
     const now = this.now();
     const headers = { 'x-amzn-requestid': requestId, date: new Date(now).toUTCString(), 'content-type': 'text/xml' };
     try {
       if (!service) {
-        throw new Cloud1Error('UnknownService', 400, `This endpoint serves iam, sts and ec2, not '${serviceName ?? 'unknown'}'`);
+        throw new Cloud1Error('UnknownService', 400, `This endpoint serves iam, sts, ec2 and secretsmanager, not '${serviceName ?? 'unknown'}'`);
       }
       const action = params.get('Action') ?? '';
       const handler = service.actions.get(action);
@@ -350,6 +374,39 @@ export class Cloud1Emulator implements AdminOperations {
           ? ec2ErrorResponse(failure, requestId)
           : queryErrorResponse(service?.namespace ?? STS_NAMESPACE, failure, requestId);
       res.writeHead(failure.status, headers).end(xml);
+    }
+  }
+
+  /** The awsJson1_1 protocol: `X-Amz-Target: secretsmanager.<Operation>`, JSON in and out. */
+  private async handleSecretsManager(received: ReceivedRequest, res: ServerResponse, target: string): Promise<void> {
+    const now = this.now();
+    const headers = { 'x-amzn-requestid': ids.requestId(), date: new Date(now).toUTCString(), 'content-type': 'application/x-amz-json-1.1' };
+    try {
+      if (this.secretsManagerFaults.remaining > 0) {
+        this.secretsManagerFaults.remaining--;
+        throw new Cloud1Error('ServiceUnavailableException', this.secretsManagerFaults.status, 'Injected fault: the service is unavailable.');
+      }
+      const verified = await verifySignature(received, (id) => this.state.keys.get(id), now).catch((error: unknown) => {
+        throw jsonAuthError(error);
+      });
+      if (verified.service !== 'secretsmanager') {
+        throw new Cloud1Error('InvalidSignatureException', 400, "Credential should be scoped to correct service: 'secretsmanager'.");
+      }
+      const operation = target.startsWith('secretsmanager.') ? target.slice('secretsmanager.'.length) : '';
+      if (operation === '') throw new Cloud1Error('UnknownOperationException', 400, 'Missing X-Amz-Target: secretsmanager.<Operation>');
+      const body = parseJsonBody(received);
+      if (verified.record.kind === 'long-term') {
+        verified.record.key.lastUsed = { date: now, service: 'secretsmanager', region: verified.region };
+      }
+      const caller = principalOf(this.state, verified.record);
+      const result = this.secretsManager.call(operation, { accountId: caller.accountId, region: verified.region, now }, body);
+      res.writeHead(200, headers).end(JSON.stringify(result));
+    } catch (error) {
+      const failure =
+        error instanceof Cloud1Error ? error : new Cloud1Error('InternalServiceError', 500, 'An error occurred on the server side.');
+      res
+        .writeHead(failure.status, { ...headers, 'x-amzn-errortype': failure.code })
+        .end(JSON.stringify({ __type: failure.code, message: failure.message }));
     }
   }
 
@@ -401,6 +458,37 @@ function ec2AuthError(error: unknown): unknown {
     return new Cloud1Error('MissingParameter', 400, 'The request must contain the parameter AWSAccessKeyId');
   }
   return error;
+}
+
+/** JSON-protocol services name credential problems differently from the query-protocol ones. */
+function jsonAuthError(error: unknown): unknown {
+  if (!(error instanceof Cloud1Error)) return error;
+  const renamed: Record<string, string> = {
+    InvalidClientTokenId: 'UnrecognizedClientException',
+    SignatureDoesNotMatch: 'InvalidSignatureException',
+    ExpiredToken: 'ExpiredTokenException',
+    MissingAuthenticationToken: 'MissingAuthenticationTokenException',
+    IncompleteSignature: 'IncompleteSignatureException',
+  };
+  const code = renamed[error.code];
+  return code === undefined ? error : new Cloud1Error(code, 400, error.message);
+}
+
+function parseJsonBody(received: ReceivedRequest): Record<string, unknown> {
+  const type = String(received.headers['content-type'] ?? '');
+  if (!type.startsWith('application/x-amz-json-1.1')) {
+    throw new Cloud1Error('SerializationException', 400, 'The content type must be application/x-amz-json-1.1');
+  }
+  let body: unknown;
+  try {
+    body = received.body.length === 0 ? {} : JSON.parse(received.body.toString('utf8'));
+  } catch {
+    throw new Cloud1Error('SerializationException', 400, 'The request body is not valid JSON');
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new Cloud1Error('SerializationException', 400, 'The request body must be a JSON object');
+  }
+  return body as Record<string, unknown>;
 }
 
 function serviceForVersion(version: string | undefined): string | undefined {
