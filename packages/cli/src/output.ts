@@ -131,7 +131,7 @@ export function fieldOf(body: SecretBody, field: string, data: Record<string, un
 export function printSecret(out: NodeJS.WritableStream, opts: OutputOptions, body: SecretBody, data?: Record<string, unknown> | null): void {
   if (opts.field !== undefined) {
     const v = fieldOf(body, opts.field, data === undefined ? body.data : data);
-    out.write(opts.format === 'table' ? `${typeof v === 'string' ? v : JSON.stringify(v)}\n` : printValue(opts, v));
+    out.write(opts.format === 'table' ? `${cell(v)}\n` : printValue(opts, v));
     return;
   }
   if (printStructured(out, opts, body)) return;

@@ -32,7 +32,8 @@ async function kvPath(client: ApiClientOptions, args: ParsedArgs, verb: string):
   }
   const mount = info.path ?? '';
   if (info.type !== undefined && info.type !== 'kv' && info.type !== 'generic') throw new UsageError(`"${mount}" is a ${info.type} mount, not a KV one`);
-  const key = path.startsWith(mount) ? path.slice(mount.length) : path;
+  // `kv list secret` names the mount itself, without its slash.
+  const key = `${path}/`.startsWith(mount) ? path.slice(mount.length) : path;
   return { mount, version: info.options?.version === '2' ? 2 : 1, key };
 }
 
@@ -73,7 +74,7 @@ function printWritten(ctx: Context, args: ParsedArgs, path: string, body: { data
     if (opts.field !== undefined) printSecret(ctx.out, opts, body);
     return;
   }
-  ctx.out.write(`${heading('Secret Path', 15)}${path}\n\n${heading('Metadata', 24)}`);
+  ctx.out.write(`${heading('Secret Path', 17)}${path}\n\n${heading('Metadata', 24)}`);
   ctx.out.write(kvTable(Object.entries(body.data ?? {}).sort(([a], [b]) => a.localeCompare(b))));
 }
 
@@ -111,7 +112,7 @@ ${MOUNT_FLAG}
         printSecret(ctx.out, opts, secret as never, secret.data.data);
         return 0;
       }
-      ctx.out.write(`${heading('Secret Path', 15)}${path}\n\n${heading('Metadata', 24)}`);
+      ctx.out.write(`${heading('Secret Path', 17)}${path}\n\n${heading('Metadata', 24)}`);
       ctx.out.write(kvTable(Object.entries(secret.data.metadata ?? {}).sort(([a], [b]) => a.localeCompare(b))));
       if (secret.data.data === null) {
         ctx.out.write('\nThis version has been deleted or destroyed: it has no data.\n');

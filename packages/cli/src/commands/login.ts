@@ -16,8 +16,7 @@ const USAGE = `Usage: strongroom login [options] [TOKEN | key=value...]
 
   Logs in and prints the token to use as STRONGROOM_TOKEN (or VAULT_TOKEN).
 
-  -method=token (default)   Checks TOKEN (the argument, or STRONGROOM_TOKEN/VAULT_TOKEN) and shows it
-  -method=userpass          username=NAME password=PASSWORD (also ldap, approle role_id=... secret_id=...)
+  -method=token (default)   Checks TOKEN (the argument, token=-, or STRONGROOM_TOKEN/VAULT_TOKEN) and shows it
   -method=cloud1            role=NAME [type=iam|vm] [key=value...], as below
   -path=PATH                Where the auth method is enabled (default the method's name)
 
@@ -100,13 +99,11 @@ async function credentialsFrom(args: Record<string, string>, env: NodeJS.Process
   }
 }
 
-const USERNAME_IN_PATH = new Set(['userpass', 'ldap', 'okta', 'radius']);
-
 /** -method=token: checks the token and shows what it is; the server issues nothing new. */
-async function tokenLogin(parsed: ParsedArgs, out: NodeJS.WritableStream, env: NodeJS.ProcessEnv): Promise<number> {
-  const given = parsed.positional[0];
-  const pairs = given?.startsWith('token=') ? given.slice('token='.length) : given;
-  const token = pairs ?? env['STRONGROOM_TOKEN'] ?? env['VAULT_TOKEN'];
+async function tokenLogin(parsed: ParsedArgs, out: NodeJS.WritableStream, env: NodeJS.ProcessEnv, stdin: StdinReader): Promise<number> {
+  const given = parsed.positional.length > 0 ? parseValues(parsed.positional.map((p) => (p.includes('=') || p === '-' ? p : `token=${p}`)), stdin)['token'] : undefined;
+  if (given !== undefined && typeof given !== 'string') throw new UsageError('token must be a string');
+  const token = given?.trim() || env['STRONGROOM_TOKEN'] || env['VAULT_TOKEN'];
   if (!token) throw new UsageError(`no token: give it as the argument or in STRONGROOM_TOKEN\n\n${USAGE}`);
   const { body } = await apiRequest({ ...clientFromEnv(env, parsed), token }, 'GET', 'auth/token/lookup-self');
   const data = (body as { data: Record<string, unknown> }).data;
@@ -152,24 +149,13 @@ export function loginCommand(argv: string[], out: NodeJS.WritableStream, env: No
 
 async function runLogin(parsed: ParsedArgs, out: NodeJS.WritableStream, env: NodeJS.ProcessEnv, stdin: StdinReader): Promise<number> {
   const method = stringFlag(parsed, 'method') ?? 'token';
-  if (method === 'token') return tokenLogin(parsed, out, env);
+  if (method === 'token') return tokenLogin(parsed, out, env, stdin);
   const mount = (stringFlag(parsed, 'path') ?? method).replace(/^\/+|\/+$/g, '');
-  let path = `auth/${mount}/login`;
-  let data: Record<string, unknown>;
-  if (method === 'cloud1') {
-    data = await cloud1LoginData(pairs(parsed.positional), env);
-  } else {
-    data = parseValues(parsed.positional, stdin);
-    if (USERNAME_IN_PATH.has(method)) {
-      const username = data['username'];
-      if (typeof username !== 'string' || username === '') throw new UsageError(`-method=${method} needs username=NAME`);
-      delete data['username'];
-      path = `${path}/${encodeURIComponent(username)}`;
-    }
-  }
+  if (method !== 'cloud1') throw new UsageError(`login method "${method}" is not supported here.\n\n${USAGE}`);
+  const data = await cloud1LoginData(pairs(parsed.positional), env);
   // A login goes without a token: a stale one in the environment must not be sent along.
   const { token: _stale, ...client } = clientFromEnv(env, parsed);
-  const { body } = await apiRequest(client, 'PUT', path, data);
+  const { body } = await apiRequest(client, 'PUT', `auth/${mount}/login`, data);
   if (!(body as { auth?: unknown } | null)?.auth) throw new UsageError('the server answered without a token');
   return printLogin(parsed, out, env, body as Record<string, unknown>);
 }
@@ -178,6 +164,6 @@ export const loginCommands: Command[] = [{
   name: ['login'], summary: 'Log in with a token, a password or a cloud1 identity', client: true, output: true,
   help: `${USAGE}
   Example:
-    $ strongroom login -method=userpass username=alice password=-`,
+    $ strongroom login token=-    # reads the token from stdin`,
   run: (args, ctx) => runLogin(args, ctx.out, ctx.env, ctx.stdin),
 }];
