@@ -5,6 +5,8 @@
  */
 export function promptHidden(prompt: string, input: NodeJS.ReadStream = process.stdin, output: NodeJS.WritableStream = process.stdout): Promise<string> {
   return new Promise((resolve, reject) => {
+    // Echo goes off before the prompt shows, so nothing typed after it can appear on screen.
+    input.setRawMode(true);
     output.write(prompt);
     let line = '';
     const done = (err?: Error) => {
@@ -24,7 +26,6 @@ export function promptHidden(prompt: string, input: NodeJS.ReadStream = process.
         else line += ch;
       }
     };
-    input.setRawMode(true);
     input.resume();
     input.on('data', onData);
   });
