@@ -119,8 +119,8 @@ describe('the strongroom command', () => {
     const again = await start(['server', '-config', file], /sealed/);
     again.proc.kill('SIGTERM');
     expect(await exitOf(again.proc)).toBe(0);
-    // About fifteen command processes, each loading the whole server: on a busy two-core machine
-    // that takes far longer than Jest's default.
+    // Two server starts and a dozen command processes: on a busy two-core machine that takes
+    // longer than Jest's default.
   }, 180_000);
 
   it('exits with an error naming storage.raft.path when the path cannot be created, even under /proc', async () => {

@@ -1,7 +1,24 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { run, startDevServer, type DevServer, type RunOptions } from './test-support/cli-runner';
+import { join, resolve } from 'node:path';
+import { BIN, run, startDevServer, type DevServer, type RunOptions } from './test-support/cli-runner';
+
+/** The shell lines of the README's first block of `strongroom` client examples. */
+function readmeClientExamples(): string[] {
+  const readme = readFileSync(resolve(__dirname, '../../../README.md'), 'utf8');
+  const start = readme.indexOf('The `strongroom` command works from the checkout');
+  const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(start))?.[1] ?? '';
+  return block.split('\n').map((l) => l.replace(/\s{2,}#.*$/, '').trim()).filter((l) => l.includes('npx strongroom'));
+}
+
+function sh(line: string, cwd: string, env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+  const proc = spawn('sh', ['-c', line.replaceAll('npx strongroom', `'${process.execPath}' '${BIN}'`)], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+  proc.stderr.on('data', (d: Buffer) => { out += d.toString(); });
+  return new Promise((ok) => proc.on('close', (code) => ok({ code, out })));
+}
 
 /** The client commands against a real dev server, through the built binary. */
 describe('the strongroom client commands', () => {
@@ -197,4 +214,35 @@ describe('the strongroom client commands', () => {
     expect(group).toMatchObject({ code: 1, out: expect.stringContaining('metadata get') });
     expect((await run(['server', '--help'])).out).toContain('Usage: strongroom server');
   }, 180_000);
+
+  it('runs the README\'s client examples as written', async () => {
+    const lines = readmeClientExamples();
+    expect(lines.length).toBeGreaterThan(8);
+    writeFileSync(join(dir, 'password.txt'), 'from-readme');
+    writeFileSync(join(dir, 'app-read.hcl'), 'path "secret/data/app/*" { capabilities = ["read"] }\n');
+    for (const line of lines) {
+      const r = await sh(line, dir, env);
+      expect({ line, code: r.code }).toEqual({ line, code: 0 });
+    }
+  }, 120_000);
+
+  it('operator raft list-peers, autopilot state and snapshot save and restore', async () => {
+    const peers = await cli(['operator', 'raft', 'list-peers']);
+    expect(peers.out).toMatch(/^Node\s+Address\s+State\s+Voter$/m);
+    expect(peers.out).toMatch(/\sleader\s+true$/m);
+    expect((await cli(['operator', 'raft', 'autopilot', 'state'])).out).toMatch(/^Healthy:\s+true$/m);
+    const file = join(dir, 'dev.snap');
+    const saved = await cli(['operator', 'raft', 'snapshot', 'save', file]);
+    expect(saved).toMatchObject({ code: 0, err: '', out: `Snapshot saved to ${file} (${statSync(file).size} bytes)\n` });
+    await cli(['kv', 'put', 'secret/after-snapshot', 'a=b']);
+    const restored = await cli(['operator', 'raft', 'snapshot', 'restore', file]);
+    expect(restored).toMatchObject({ code: 0, err: '' });
+    const deadline = Date.now() + 30_000;
+    let after = await cli(['kv', 'get', 'secret/after-snapshot']);
+    while (after.code !== 2 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+      after = await cli(['kv', 'get', 'secret/after-snapshot']);
+    }
+    expect(after.code).toBe(2);
+  }, 90_000);
 });
