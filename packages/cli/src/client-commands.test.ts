@@ -213,6 +213,10 @@ describe('the strongroom client commands', () => {
     const group = await run(['kv'], { env: offline });
     expect(group).toMatchObject({ code: 1, out: expect.stringContaining('metadata get') });
     expect((await run(['server', '--help'])).out).toContain('Usage: strongroom server');
+    // A mistyped flag is refused, not ignored.
+    expect(await run(['kv', 'get', '-feild=password', 'secret/app/db'], { env: offline })).toMatchObject({
+      code: 1, err: expect.stringContaining('flag provided but not defined: -feild'),
+    });
   }, 180_000);
 
   it('runs the README\'s client examples as written', async () => {

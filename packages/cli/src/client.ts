@@ -67,7 +67,7 @@ export function clientFromEnv(env: NodeJS.ProcessEnv = process.env, args?: Parse
   const opts: ApiClientOptions = { address };
   const set = <K extends keyof ApiClientOptions>(key: K, value: ApiClientOptions[K] | undefined) => { if (value !== undefined) opts[key] = value; };
   set('token', env['STRONGROOM_TOKEN'] ?? env['VAULT_TOKEN']);
-  set('namespace', pick('namespace', 'STRONGROOM_NAMESPACE', 'VAULT_NAMESPACE') ?? flag('ns'));
+  set('namespace', pick('namespace', 'STRONGROOM_NAMESPACE', 'VAULT_NAMESPACE'));
   set('caCert', pick('ca-cert', 'VAULT_CACERT'));
   set('caPath', pick('ca-path', 'VAULT_CAPATH'));
   set('clientCert', pick('client-cert', 'VAULT_CLIENT_CERT'));

@@ -106,7 +106,12 @@ export async function main(argv: string[], out: NodeJS.WritableStream = process.
       return 0;
     }
     const booleans = new Set([...(command.booleans ?? []), ...(command.client ? CLIENT_BOOLEAN_FLAGS : [])]);
-    return await command.run(parseArgs(rest, booleans), context ?? defaultContext(out, err));
+    const args = parseArgs(rest, booleans);
+    // The flags a command takes are the ones its help shows: a mistyped flag is an error, not ignored.
+    const known = new Set([...helpOf(command).matchAll(/(?<![\w-])-([a-z][\w-]*)/g)].map((m) => m[1]));
+    const unknown = [...args.flags.keys()].find((f) => !known.has(f));
+    if (unknown !== undefined) throw new UsageError(`flag provided but not defined: -${unknown} (see strongroom ${command.name.join(' ')} -h)`);
+    return await command.run(args, context ?? defaultContext(out, err));
   } catch (e) {
     if (e instanceof UsageError || e instanceof ApiError || e instanceof ConnectionError) {
       err.write(`Error: ${e.message}\n`);

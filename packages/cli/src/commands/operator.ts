@@ -1,5 +1,5 @@
 import { boolFlag, intFlag, UsageError, type ParsedArgs } from '../args';
-import { apiRequest } from '../client';
+import { ApiError, apiRequest, ConnectionError } from '../client';
 import { clientOf, success, type Command, type Context } from '../command';
 import { kvTable, outputOptions, printStructured } from '../output';
 import { raftCommands } from './raft';
@@ -43,7 +43,15 @@ export const operatorCommands: Command[] = [
   Example:
     $ STRONGROOM_ADDR=https://127.0.0.1:8200 strongroom status`,
     async run(args, ctx) {
-      const { body } = await apiRequest(clientOf(args, ctx), 'GET', 'sys/seal-status');
+      let body: unknown;
+      try {
+        ({ body } = await apiRequest(clientOf(args, ctx), 'GET', 'sys/seal-status'));
+      } catch (err) {
+        // 2 means sealed here, so an error that says nothing of the seal exits 1.
+        if (!(err instanceof ApiError || err instanceof ConnectionError)) throw err;
+        ctx.err.write(`Error checking seal status: ${err.message}\n`);
+        return 1;
+      }
       printStatus(args, ctx, body as Record<string, unknown>);
       return (body as { sealed: boolean }).sealed ? 2 : 0;
     },
