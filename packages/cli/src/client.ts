@@ -213,10 +213,22 @@ export async function apiRequest(
   const sendMethod = list ? 'GET' : method;
   const payload = body !== undefined ? Buffer.from(JSON.stringify(body)) : undefined;
   const contentType = method === 'PATCH' ? 'application/merge-patch+json' : 'application/json';
-  const res = await rawRequest(opts, {
-    method: sendMethod, path, ...(list ? { query: { list: 'true' } } : {}),
-    ...(payload ? { body: payload, headers: { 'Content-Type': contentType, 'Content-Length': payload.length } } : {}),
-  });
+  let target = { opts, path };
+  let res: IncomingMessage;
+  // A standby asked not to forward answers 307 with the active node's URL; follow a few hops.
+  for (let hop = 0; ; hop++) {
+    res = await rawRequest(target.opts, {
+      method: sendMethod, path: target.path, ...(list ? { query: { list: 'true' } } : {}),
+      ...(payload ? { body: payload, headers: { 'Content-Type': contentType, 'Content-Length': payload.length } } : {}),
+    });
+    const location = res.headers.location;
+    if (!(res.statusCode === 307 || res.statusCode === 308) || !location || hop >= 2) break;
+    res.resume();
+    const next = new URL(location, target.opts.address);
+    next.searchParams.delete('list');
+    const query = next.searchParams.toString();
+    target = { opts: { ...target.opts, address: next.origin }, path: `${next.pathname.replace(/^\/v1\//, '')}${query ? `?${query}` : ''}` };
+  }
   const status = res.statusCode ?? 0;
   const text = await readAll(res);
   let parsed: unknown = null;
@@ -228,7 +240,7 @@ export async function apiRequest(
   const tolerated = accept.includes(status) || path.startsWith('sys/health') || path.startsWith('sys/seal-status');
   if (status >= 400 && !tolerated) {
     const errors = typeof parsed === 'string' ? [parsed] : (parsed as { errors?: string[] } | null)?.errors ?? [];
-    const url = `${opts.address.replace(/\/+$/, '')}/v1/${path.replace(/^\/+/, '')}${list ? '?list=true' : ''}`;
+    const url = `${target.opts.address.replace(/\/+$/, '')}/v1/${target.path.replace(/^\/+/, '')}${list ? '?list=true' : ''}`;
     throw new ApiError(status, errors, sendMethod, url);
   }
   return { status, body: parsed };

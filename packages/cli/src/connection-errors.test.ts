@@ -1,4 +1,5 @@
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import * as http from 'node:http';
 import * as https from 'node:https';
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -122,5 +123,29 @@ describe('the strongroom command on connection and TLS trouble', () => {
     });
     expect(r.code).toBe(0);
     expect(tls.seen).toEqual([{ path: '/v1/sys/seal-status', namespace: 'team-a', token: 't0ken', clientCn: 'operator-client' }]);
+  });
+
+  it('follows a standby\'s 307 to the active node, keeping the method, body and token', async () => {
+    const seen: string[] = [];
+    const active = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => { body += d.toString(); });
+      req.on('end', () => {
+        seen.push(`${req.method} ${req.url} ${req.headers['x-vault-token']} ${body}`);
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((ok) => active.listen(0, '127.0.0.1', ok));
+    servers.push(active);
+    const activeAddr = `http://127.0.0.1:${(active.address() as net.AddressInfo).port}`;
+    const standby = http.createServer((req, res) => {
+      req.resume();
+      res.writeHead(307, { location: `${activeAddr}${req.url}` }).end();
+    });
+    await new Promise<void>((ok) => standby.listen(0, '127.0.0.1', ok));
+    servers.push(standby);
+    const r = await run(['write', 'plain/x', 'a=b'], { env: { VAULT_ADDR: `http://127.0.0.1:${(standby.address() as net.AddressInfo).port}`, VAULT_TOKEN: 'tok' } });
+    expect(r).toMatchObject({ code: 0, out: 'Success! Data written to: plain/x\n' });
+    expect(seen).toEqual(['PUT /v1/plain/x tok {"a":"b"}']);
   });
 });
