@@ -74,6 +74,15 @@ export function kvTable(rows: Array<[string, unknown]>, header: [string, string]
   return line(header[0], header[1]) + line('-'.repeat(header[0].length), '-'.repeat(header[1].length)) + rows.map(([k, v]) => line(k, cell(v))).join('');
 }
 
+/** A table with a header row and a rule under it, columns padded to their widest cell. */
+export function columns(out: NodeJS.WritableStream, header: string[], rows: string[][]): void {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('    ').trimEnd() + '\n';
+  out.write(line(header));
+  out.write(line(widths.map((w) => '-'.repeat(w))));
+  for (const r of rows) out.write(line(r));
+}
+
 /** Prints a whole answer as JSON or YAML; false when the format is table (the caller draws it). */
 export function printStructured(out: NodeJS.WritableStream, opts: OutputOptions, body: unknown): boolean {
   if (opts.format === 'json') {

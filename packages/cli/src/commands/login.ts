@@ -1,5 +1,6 @@
 /**
- * `strongroom login -method=cloud1 role=NAME [type=vm|iam] ...`: builds the login request of the
+ * `strongroom login [TOKEN]` checks a token and shows it, as Vault's token login does.
+ * `strongroom login -method=cloud1 role=NAME [type=vm|iam] ...` builds the login request of the
  * cloud1 auth method on the machine it runs on and sends it.
  * - type=vm reads the signed instance identity document (the rsa2048 PKCS#7) from the
  *   instance metadata service (IMDSv2), at CLOUD1_METADATA_URL or the link-local address;
@@ -161,7 +162,7 @@ async function runLogin(parsed: ParsedArgs, out: NodeJS.WritableStream, env: Nod
 }
 
 export const loginCommands: Command[] = [{
-  name: ['login'], summary: 'Log in with a token, a password or a cloud1 identity', client: true, output: true,
+  name: ['login'], summary: 'Log in with a token or a cloud1 identity', client: true, output: true,
   help: `${USAGE}
   Example:
     $ strongroom login token=-    # reads the token from stdin`,

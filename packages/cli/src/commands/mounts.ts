@@ -1,16 +1,9 @@
 import { mapFlag, stringFlag, UsageError, type ParsedArgs } from '../args';
 import { apiRequest } from '../client';
 import { clientOf, success, type Command, type Context } from '../command';
-import { outputOptions, printStructured } from '../output';
+import { columns, outputOptions, printStructured } from '../output';
 
 const slashed = (p: string) => `${p.replace(/^\/+|\/+$/g, '')}/`;
-
-function table(ctx: Context, rows: string[][]): void {
-  const header = ['Path', 'Type', 'Accessor', 'Description'];
-  const all = [header, header.map((h) => '-'.repeat(h.length)), ...rows];
-  const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
-  for (const r of all) ctx.out.write(`${r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('    ').trimEnd()}\n`);
-}
 
 async function listMounts(args: ParsedArgs, ctx: Context, path: string): Promise<number> {
   const { body } = await apiRequest(clientOf(args, ctx), 'GET', path);
@@ -21,7 +14,7 @@ async function listMounts(args: ParsedArgs, ctx: Context, path: string): Promise
     const m = mounts[k] ?? {};
     return [k, String(m['type'] ?? ''), String(m['accessor'] ?? ''), String(m['description'] ?? 'n/a') || 'n/a'];
   });
-  table(ctx, rows);
+  columns(ctx.out, ['Path', 'Type', 'Accessor', 'Description'], rows);
   return 0;
 }
 

@@ -3,21 +3,13 @@ import { pipeline } from 'node:stream/promises';
 import { boolFlag, UsageError } from '../args';
 import { apiRequest, failIfError, rawRequest, type ApiClientOptions } from '../client';
 import { clientOf, type Command, type Context } from '../command';
-import { kvTable, outputOptions, printStructured } from '../output';
+import { columns, kvTable, outputOptions, printStructured } from '../output';
 
 interface Peer {
   node_id: string;
   address: string;
   leader: boolean;
   voter: boolean;
-}
-
-function table(out: NodeJS.WritableStream, header: string[], rows: string[][]): void {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('    ').trimEnd() + '\n';
-  out.write(line(header));
-  out.write(line(widths.map((w) => '-'.repeat(w))));
-  for (const r of rows) out.write(line(r));
 }
 
 const urlOf = (client: ApiClientOptions, path: string) => `${client.address.replace(/\/+$/, '')}/v1/${path}`;
@@ -87,7 +79,7 @@ export const raftCommands: Command[] = [
       const { body } = await apiRequest(clientOf(args, ctx), 'GET', 'sys/storage/raft/configuration');
       if (printStructured(ctx.out, outputOptions(args, ctx.env), body)) return 0;
       const servers = (body as { data: { config: { servers: Peer[] } } }).data.config.servers;
-      table(ctx.out, ['Node', 'Address', 'State', 'Voter'], servers.map((s) => [s.node_id, s.address, s.leader ? 'leader' : 'follower', String(s.voter)]));
+      columns(ctx.out, ['Node', 'Address', 'State', 'Voter'], servers.map((s) => [s.node_id, s.address, s.leader ? 'leader' : 'follower', String(s.voter)]));
       return 0;
     },
   },
@@ -121,7 +113,7 @@ export const raftCommands: Command[] = [
       ctx.out.write(`Healthy:             ${String(state['healthy'])}\nFailure Tolerance:   ${String(state['failure_tolerance'])}\nLeader:              ${String(state['leader'])}\n`);
       const servers = Object.values(state['servers'] as Record<string, Record<string, unknown>>);
       // The reason goes last: it is the one column with spaces in it.
-      table(ctx.out, ['Node', 'Address', 'Status', 'Healthy', 'Last Index', 'Last Contact', 'Reason'], servers.map((s) => [
+      columns(ctx.out, ['Node', 'Address', 'Status', 'Healthy', 'Last Index', 'Last Contact', 'Reason'], servers.map((s) => [
         String(s['id']), String(s['address']), String(s['status']), String(s['healthy']), String(s['last_index']), String(s['last_contact']),
         typeof s['reason'] === 'string' && s['reason'] !== '' ? s['reason'] : '-',
       ]));
