@@ -65,7 +65,7 @@ export function mapFlag(args: ParsedArgs, name: string): Record<string, string> 
   const out: Record<string, string> = {};
   for (const item of values) {
     const eq = item.indexOf('=');
-    if (eq <= 0) throw new UsageError(`-${name} takes key=value, not "${item}"`);
+    if (eq <= 0) throw new UsageError(`-${name} takes key=value`);
     out[item.slice(0, eq)] = item.slice(eq + 1);
   }
   return out;

@@ -123,7 +123,13 @@ describe('the strongroom client commands', () => {
     expect((await cli(['delete', 'plain/x'])).out).toBe('Success! Data deleted (if it existed) at: plain/x\n');
     expect(await cli(['read', 'plain/x'])).toMatchObject({ code: 2, err: 'No value found at plain/x\n' });
     expect(await cli(['write', 'plain/x'])).toMatchObject({ code: 1, err: expect.stringContaining('Must supply data or use -force') });
-    expect(await cli(['write', 'plain/x', 'novalue'])).toMatchObject({ code: 1, err: expect.stringContaining('"novalue" is not key=value') });
+    // A value typed without its key may be a secret: the error gives its place, not its text.
+    const typo = await cli(['write', 'plain/x', 'a=1', 's3cret-value']);
+    expect(typo).toMatchObject({ code: 1, err: expect.stringContaining('data argument 2 is not key=value') });
+    expect(typo.err).not.toContain('s3cret');
+    const badJson = await cli(['write', 'plain/x', '-'], { input: '{"p": s3cret}' });
+    expect(badJson).toMatchObject({ code: 1, err: expect.stringContaining('stdin is not JSON') });
+    expect(badJson.err).not.toContain('s3cret');
     const bad = await cli(['write', 'secret/data/app/api', 'data=not-an-object']);
     expect(bad.code).toBe(2);
     expect(bad.err).toContain(`URL: PUT ${dev.address}/v1/secret/data/app/api`);

@@ -25,7 +25,9 @@ function jsonObject(text: string, from: string): Record<string, unknown> {
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    throw new UsageError(`${from} is not JSON: ${(err as Error).message}`);
+    // Only where it broke: the parser's own message quotes the text, which may be a secret.
+    const at = /position (\d+)/.exec((err as Error).message)?.[1];
+    throw new UsageError(`${from} is not JSON${at ? ` (at character ${at})` : ''}`);
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new UsageError(`${from} must be a JSON object`);
   return parsed as Record<string, unknown>;
@@ -45,7 +47,7 @@ export function parseValues(items: readonly string[], stdin: StdinReader = readS
     stdinUsed = true;
     return stdin();
   };
-  for (const item of items) {
+  for (const [index, item] of items.entries()) {
     if (item === '-') {
       Object.assign(out, jsonObject(fromStdin(), 'stdin'));
       continue;
@@ -59,7 +61,8 @@ export function parseValues(items: readonly string[], stdin: StdinReader = readS
       continue;
     }
     const eq = item.indexOf('=');
-    if (eq <= 0) throw new UsageError(`"${item.length > 40 ? `${item.slice(0, 40)}...` : item}" is not key=value, @FILE, - or a JSON object`);
+    // The argument is not repeated: it may be a value typed without its key.
+    if (eq <= 0) throw new UsageError(`data argument ${index + 1} is not key=value, @FILE, - or a JSON object`);
     const key = item.slice(0, eq);
     const value = item.slice(eq + 1);
     if (value === '-') out[key] = fromStdin();
