@@ -4,11 +4,14 @@
  */
 export interface ParsedArgs {
   flags: Map<string, string | true>;
+  /** Every value of a flag given more than once (-policy=a -policy=b), in order. */
+  lists: Map<string, string[]>;
   positional: string[];
 }
 
 export function parseArgs(argv: string[], booleanFlags: ReadonlySet<string> = new Set()): ParsedArgs {
   const flags = new Map<string, string | true>();
+  const lists = new Map<string, string[]>();
   const positional: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
@@ -22,12 +25,15 @@ export function parseArgs(argv: string[], booleanFlags: ReadonlySet<string> = ne
       continue;
     }
     const name = m[1] as string;
-    if (m[2] !== undefined) flags.set(name, m[2]);
-    else if (booleanFlags.has(name)) flags.set(name, true);
-    else if (i + 1 < argv.length && !(argv[i + 1] as string).startsWith('-')) flags.set(name, argv[++i] as string);
-    else flags.set(name, true);
+    let value: string | true;
+    if (m[2] !== undefined) value = m[2];
+    else if (booleanFlags.has(name)) value = true;
+    else if (i + 1 < argv.length && !(argv[i + 1] as string).startsWith('-')) value = argv[++i] as string;
+    else value = true;
+    flags.set(name, value);
+    if (value !== true) lists.set(name, [...(lists.get(name) ?? []), value]);
   }
-  return { flags, positional };
+  return { flags, lists, positional };
 }
 
 export function stringFlag(args: ParsedArgs, name: string): string | undefined {
@@ -41,6 +47,28 @@ export function intFlag(args: ParsedArgs, name: string, fallback: number): numbe
   if (v === undefined) return fallback;
   if (!/^\d+$/.test(v)) throw new UsageError(`-${name} must be a whole number`);
   return Number(v);
+}
+
+export function boolFlag(args: ParsedArgs, name: string): boolean {
+  const v = args.flags.get(name);
+  if (v === undefined) return false;
+  if (v === true) return true;
+  if (/^(true|1|yes)$/i.test(v)) return true;
+  if (/^(false|0|no)$/i.test(v)) return false;
+  throw new UsageError(`-${name} is true or false, not "${v}"`);
+}
+
+/** `-name=k=v` given any number of times, as an object. */
+export function mapFlag(args: ParsedArgs, name: string): Record<string, string> | undefined {
+  const values = args.lists.get(name);
+  if (!values) return undefined;
+  const out: Record<string, string> = {};
+  for (const item of values) {
+    const eq = item.indexOf('=');
+    if (eq <= 0) throw new UsageError(`-${name} takes key=value`);
+    out[item.slice(0, eq)] = item.slice(eq + 1);
+  }
+  return out;
 }
 
 export class UsageError extends Error {

@@ -1,19 +1,27 @@
 /**
- * `strongroom login -method=cloud1 role=NAME [type=vm|iam] ...`: builds the login request of the
+ * `strongroom login [TOKEN]` checks a token and shows it, as Vault's token login does.
+ * `strongroom login -method=cloud1 role=NAME [type=vm|iam] ...` builds the login request of the
  * cloud1 auth method on the machine it runs on and sends it.
  * - type=vm reads the signed instance identity document (the rsa2048 PKCS#7) from the
  *   instance metadata service (IMDSv2), at CLOUD1_METADATA_URL or the link-local address;
  * - type=iam signs a GetCallerIdentity request with the provider SDK's credentials and hands it
  *   over unsent: the server replays it to STS to learn who signed it.
  */
-import { fromNodeProviderChain } from '@aws-sdk/credential-providers';
-import { Hash } from '@smithy/hash-node';
-import { SignatureV4 } from '@smithy/signature-v4';
-import { parseArgs, stringFlag, UsageError } from '../args';
+import { parseArgs, stringFlag, UsageError, type ParsedArgs } from '../args';
 import { apiRequest, clientFromEnv } from '../client';
+import type { Command } from '../command';
+import { kvTable, outputOptions, printSecret, secretRows } from '../output';
+import { parseValues, readStdin, type StdinReader } from '../values';
 
-const USAGE = `Usage: strongroom login -method=cloud1 [-path=cloud1] [-format=table|json] role=NAME [type=iam|vm] [key=value...]
+const USAGE = `Usage: strongroom login [options] [TOKEN | key=value...]
 
+  Logs in and prints the token to use as STRONGROOM_TOKEN (or VAULT_TOKEN).
+
+  -method=token (default)   Checks TOKEN (the argument, token=-, or STRONGROOM_TOKEN/VAULT_TOKEN) and shows it
+  -method=cloud1            role=NAME [type=iam|vm] [key=value...], as below
+  -path=PATH                Where the auth method is enabled (default the method's name)
+
+  cloud1:
   type=iam (default)  header_value=SERVER_ID  region=REGION (signs for sts.REGION; default the global endpoint)
                       credentials: CLOUD1_ACCESS_KEY/CLOUD1_SECRET_KEY[/CLOUD1_SESSION_TOKEN], else the SDK's default chain
   type=vm             nonce=NONCE (from an earlier login, to log in again)  metadata_url=URL (default CLOUD1_METADATA_URL
@@ -48,6 +56,7 @@ export async function signedIamLoginData(
   const region = options.region ?? 'us-east-1';
   const host = options.region ? `sts.${options.region}.amazonaws.com` : 'sts.amazonaws.com';
   const body = 'Action=GetCallerIdentity&Version=2011-06-15';
+  const [{ SignatureV4 }, { Hash }] = await Promise.all([import('@smithy/signature-v4'), import('@smithy/hash-node')]);
   const signer = new SignatureV4({ credentials, region, service: 'sts', sha256: Hash.bind(null, 'sha256') });
   const signed = await signer.sign({
     method: 'POST', protocol: 'https:', hostname: host, path: '/', query: {},
@@ -83,6 +92,7 @@ async function credentialsFrom(args: Record<string, string>, env: NodeJS.Process
     return { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) };
   }
   try {
+    const { fromNodeProviderChain } = await import('@aws-sdk/credential-providers');
     const found = await fromNodeProviderChain()();
     return { accessKeyId: found.accessKeyId, secretAccessKey: found.secretAccessKey, ...(found.sessionToken ? { sessionToken: found.sessionToken } : {}) };
   } catch (err) {
@@ -90,23 +100,33 @@ async function credentialsFrom(args: Record<string, string>, env: NodeJS.Process
   }
 }
 
-interface AuthBlock {
-  client_token: string;
-  accessor: string;
-  policies: string[];
-  token_policies: string[];
-  metadata: Record<string, string> | null;
-  lease_duration: number;
-  renewable: boolean;
+/** -method=token: checks the token and shows what it is; the server issues nothing new. */
+async function tokenLogin(parsed: ParsedArgs, out: NodeJS.WritableStream, env: NodeJS.ProcessEnv, stdin: StdinReader): Promise<number> {
+  const given = parsed.positional.length > 0 ? parseValues(parsed.positional.map((p) => (p.includes('=') || p === '-' ? p : `token=${p}`)), stdin)['token'] : undefined;
+  if (given !== undefined && typeof given !== 'string') throw new UsageError('token must be a string');
+  const token = given?.trim() || env['STRONGROOM_TOKEN'] || env['VAULT_TOKEN'];
+  if (!token) throw new UsageError(`no token: give it as the argument or in STRONGROOM_TOKEN\n\n${USAGE}`);
+  const { body } = await apiRequest({ ...clientFromEnv(env, parsed), token }, 'GET', 'auth/token/lookup-self');
+  const data = (body as { data: Record<string, unknown> }).data;
+  const auth = {
+    client_token: token, accessor: data['accessor'], lease_duration: data['ttl'], renewable: data['renewable'],
+    policies: data['policies'], token_policies: data['policies'], identity_policies: data['identity_policies'] ?? [], metadata: data['meta'],
+  };
+  return printLogin(parsed, out, env, { ...(body as object), auth });
 }
 
-export async function loginCommand(argv: string[], out: NodeJS.WritableStream, env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  const parsed = parseArgs(argv);
-  const method = stringFlag(parsed, 'method') ?? 'token';
-  if (method !== 'cloud1') throw new UsageError(`login method "${method}" is not supported here.\n\n${USAGE}`);
-  const mount = (stringFlag(parsed, 'path') ?? 'cloud1').replace(/^\/+|\/+$/g, '');
-  const format = stringFlag(parsed, 'format') ?? 'table';
-  const args = pairs(parsed.positional);
+function printLogin(parsed: ParsedArgs, out: NodeJS.WritableStream, env: NodeJS.ProcessEnv, body: Record<string, unknown>): number {
+  const opts = outputOptions(parsed, env);
+  if (opts.field !== undefined || opts.format !== 'table') {
+    printSecret(out, opts, body as never, null);
+    return 0;
+  }
+  out.write('Success! You are now authenticated. Use the token below as STRONGROOM_TOKEN (or VAULT_TOKEN).\n\n');
+  out.write(kvTable(secretRows(body as never, null)));
+  return 0;
+}
+
+async function cloud1LoginData(args: Record<string, string>, env: NodeJS.ProcessEnv): Promise<Record<string, string>> {
   const type = args['type'] ?? 'iam';
   const data: Record<string, string> = args['role'] ? { role: args['role'] } : {};
   if (type === 'vm') {
@@ -121,25 +141,30 @@ export async function loginCommand(argv: string[], out: NodeJS.WritableStream, e
   } else {
     throw new UsageError(`type must be vm or iam, not "${type}"`);
   }
-  // A login goes without a token: a stale one in the environment must not be sent along.
-  const { body } = await apiRequest({ address: clientFromEnv(env).address }, 'PUT', `auth/${mount}/login`, data);
-  const auth = (body as { auth?: AuthBlock } | null)?.auth;
-  if (!auth) throw new UsageError('the server answered without a token');
-  if (format === 'json') {
-    out.write(`${JSON.stringify(body, null, 2)}\n`);
-    return 0;
-  }
-  const rows: Array<[string, string]> = [
-    ['token', auth.client_token],
-    ['token_accessor', auth.accessor],
-    ['token_duration', `${auth.lease_duration}s`],
-    ['token_renewable', String(auth.renewable)],
-    ['token_policies', JSON.stringify(auth.token_policies)],
-    ['policies', JSON.stringify(auth.policies)],
-    ...Object.entries(auth.metadata ?? {}).map(([k, v]): [string, string] => [`token_meta_${k}`, v]),
-  ];
-  const width = Math.max(...rows.map(([k]) => k.length));
-  out.write('Success! You are now authenticated. Use the token below as STRONGROOM_TOKEN.\n\n');
-  for (const [k, v] of rows) out.write(`${k.padEnd(width)}    ${v}\n`);
-  return 0;
+  return data;
 }
+
+export function loginCommand(argv: string[], out: NodeJS.WritableStream, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  return runLogin(parseArgs(argv, new Set(['tls-skip-verify'])), out, env, readStdin);
+}
+
+async function runLogin(parsed: ParsedArgs, out: NodeJS.WritableStream, env: NodeJS.ProcessEnv, stdin: StdinReader): Promise<number> {
+  const method = stringFlag(parsed, 'method') ?? 'token';
+  if (method === 'token') return tokenLogin(parsed, out, env, stdin);
+  const mount = (stringFlag(parsed, 'path') ?? method).replace(/^\/+|\/+$/g, '');
+  if (method !== 'cloud1') throw new UsageError(`login method "${method}" is not supported here.\n\n${USAGE}`);
+  const data = await cloud1LoginData(pairs(parsed.positional), env);
+  // A login goes without a token: a stale one in the environment must not be sent along.
+  const { token: _stale, ...client } = clientFromEnv(env, parsed);
+  const { body } = await apiRequest(client, 'PUT', `auth/${mount}/login`, data);
+  if (!(body as { auth?: unknown } | null)?.auth) throw new UsageError('the server answered without a token');
+  return printLogin(parsed, out, env, body as Record<string, unknown>);
+}
+
+export const loginCommands: Command[] = [{
+  name: ['login'], summary: 'Log in with a token or a cloud1 identity', client: true, output: true,
+  help: `${USAGE}
+  Example:
+    $ strongroom login token=-    # reads the token from stdin`,
+  run: (args, ctx) => runLogin(args, ctx.out, ctx.env, ctx.stdin),
+}];

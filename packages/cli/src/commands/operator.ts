@@ -1,53 +1,119 @@
-import { apiRequest, clientFromEnv } from '../client';
-import { intFlag, parseArgs, UsageError } from '../args';
-import { raftCommand } from './raft';
+import { boolFlag, intFlag, UsageError, type ParsedArgs } from '../args';
+import { ApiError, apiRequest, ConnectionError } from '../client';
+import { clientOf, success, type Command, type Context } from '../command';
+import { kvTable, outputOptions, printStructured } from '../output';
+import { raftCommands } from './raft';
 
-function printStatus(out: NodeJS.WritableStream, s: Record<string, unknown>): void {
-  const rows: [string, unknown][] = [
+function printStatus(args: ParsedArgs, ctx: Context, s: Record<string, unknown>): void {
+  if (printStructured(ctx.out, outputOptions(args, ctx.env), s)) return;
+  const rows: Array<[string, unknown]> = [
     ['Seal Type', s['type']], ['Initialized', s['initialized']], ['Sealed', s['sealed']], ['Total Shares', s['n']],
-    ['Threshold', s['t']], ['Unseal Progress', `${s['progress']}/${s['t']}`], ['Version', s['version']],
-    ['Storage Type', s['storage_type']], ...(s['cluster_id'] ? [['Cluster ID', s['cluster_id']] as [string, unknown]] : []),
+    ['Threshold', s['t']],
+    ...(s['sealed'] ? [['Unseal Progress', `${String(s['progress'])}/${String(s['t'])}`], ['Unseal Nonce', s['nonce'] || 'n/a']] as Array<[string, unknown]> : []),
+    ['Version', s['version']], ['Storage Type', s['storage_type']],
+    ...(s['cluster_name'] ? [['Cluster Name', s['cluster_name']] as [string, unknown]] : []),
+    ...(s['cluster_id'] ? [['Cluster ID', s['cluster_id']] as [string, unknown]] : []),
   ];
-  for (const [k, v] of rows) out.write(`${k.padEnd(18)}${String(v)}\n`);
+  ctx.out.write(kvTable(rows));
 }
 
-export async function statusCommand(_argv: string[], out: NodeJS.WritableStream): Promise<number> {
-  const { body } = await apiRequest(clientFromEnv(), 'GET', 'sys/seal-status');
-  printStatus(out, body as Record<string, unknown>);
-  return (body as { sealed: boolean }).sealed ? 2 : 0;
+/** Where the key comes from: the argument, a hidden prompt on a terminal, else stdin's first line. */
+async function unsealKey(args: ParsedArgs, ctx: Context): Promise<string> {
+  const given = args.positional[0];
+  if (given !== undefined && given !== '-') return given;
+  if (given === undefined && ctx.promptHidden) {
+    try {
+      return (await ctx.promptHidden('Unseal Key (will be hidden): ')).trim();
+    } catch (err) {
+      throw new UsageError(`no unseal key read: ${(err as Error).message}`);
+    }
+  }
+  const line = ctx.stdin().split(/\r?\n/)[0]?.trim() ?? '';
+  if (line === '') throw new UsageError('no unseal key: give it as the argument, type it at the prompt (a terminal) or send it on stdin');
+  return line;
 }
 
-export async function operatorCommand(argv: string[], out: NodeJS.WritableStream): Promise<number> {
-  const [sub, ...rest] = argv;
-  const client = clientFromEnv();
-  switch (sub) {
-    case 'init': {
-      const args = parseArgs(rest);
+export const operatorCommands: Command[] = [
+  {
+    name: ['status'], summary: 'Show the seal status of the server', client: true, output: true,
+    help: `Usage: strongroom status [options]
+
+  Prints the server's seal status. Exits 0 when unsealed, 2 when sealed, 1 on an error.
+
+  Example:
+    $ STRONGROOM_ADDR=https://127.0.0.1:8200 strongroom status`,
+    async run(args, ctx) {
+      let body: unknown;
+      try {
+        ({ body } = await apiRequest(clientOf(args, ctx), 'GET', 'sys/seal-status'));
+      } catch (err) {
+        // 2 means sealed here, so an error that says nothing of the seal exits 1.
+        if (!(err instanceof ApiError || err instanceof ConnectionError)) throw err;
+        ctx.err.write(`Error checking seal status: ${err.message}\n`);
+        return 1;
+      }
+      printStatus(args, ctx, body as Record<string, unknown>);
+      return (body as { sealed: boolean }).sealed ? 2 : 0;
+    },
+  },
+  {
+    name: ['operator', 'init'], summary: 'Initialize a new server: make its unseal keys and root token', client: true, output: true,
+    help: `Usage: strongroom operator init [options]
+
+  Initializes the server: splits its root key into -key-shares unseal keys, -key-threshold of
+  which unseal it, and prints them with the initial root token. Run once per cluster.
+
+  -key-shares=N      How many unseal keys to make (default 5)
+  -key-threshold=N   How many of them unseal the server (default 3)
+
+  Example:
+    $ strongroom operator init -key-shares=5 -key-threshold=3`,
+    async run(args, ctx) {
       const shares = intFlag(args, 'key-shares', 5);
       const threshold = intFlag(args, 'key-threshold', 3);
-      const { body } = await apiRequest(client, 'PUT', 'sys/init', { secret_shares: shares, secret_threshold: threshold });
+      const { body } = await apiRequest(clientOf(args, ctx), 'PUT', 'sys/init', { secret_shares: shares, secret_threshold: threshold });
+      if (printStructured(ctx.out, outputOptions(args, ctx.env), body)) return 0;
       const init = body as { keys_base64: string[]; root_token: string };
-      init.keys_base64.forEach((k, i) => out.write(`Unseal Key ${i + 1}: ${k}\n`));
-      out.write(`\nInitial Root Token: ${init.root_token}\n\n`);
-      out.write(`The server is sealed. Unseal it with ${threshold} of the ${shares} keys above: strongroom operator unseal KEY\n`);
+      init.keys_base64.forEach((k, i) => ctx.out.write(`Unseal Key ${i + 1}: ${k}\n`));
+      ctx.out.write(`\nInitial Root Token: ${init.root_token}\n\n`);
+      ctx.out.write(`Strongroom initialized with ${shares} key shares and a key threshold of ${threshold}. Keep the keys apart:\n`);
+      ctx.out.write(`the server is sealed, and ${threshold} of them unseal it: strongroom operator unseal (it asks for the key).\n`);
       return 0;
-    }
-    case 'unseal': {
-      const args = parseArgs(rest, new Set(['reset']));
-      const key = args.positional[0];
-      const payload = args.flags.get('reset') === true ? { reset: true } : { key };
-      if (!key && !('reset' in payload)) throw new UsageError('Usage: strongroom operator unseal KEY | -reset');
+    },
+  },
+  {
+    name: ['operator', 'unseal'], summary: 'Give the server one unseal key', client: true, output: true, booleans: ['reset'],
+    help: `Usage: strongroom operator unseal [options] [KEY]
+
+  Gives the server one unseal key; once enough are given it unseals. Without KEY it asks for
+  it without echo when run on a terminal (so the key stays out of shell history and ps), and
+  reads the first line of stdin otherwise.
+
+  -reset   Forget the keys given so far
+
+  Example:
+    $ strongroom operator unseal
+    Unseal Key (will be hidden):`,
+    async run(args, ctx) {
+      const client = clientOf(args, ctx);
+      const payload = boolFlag(args, 'reset') ? { reset: true } : { key: await unsealKey(args, ctx) };
       const { body } = await apiRequest(client, 'PUT', 'sys/unseal', payload);
-      printStatus(out, body as Record<string, unknown>);
+      printStatus(args, ctx, body as Record<string, unknown>);
       return 0;
-    }
-    case 'seal':
-      await apiRequest(client, 'PUT', 'sys/seal', {});
-      out.write('Success! Sealed.\n');
-      return 0;
-    case 'raft':
-      return raftCommand(rest, client, out);
-    default:
-      throw new UsageError('Usage: strongroom operator init|unseal|seal|raft');
-  }
-}
+    },
+  },
+  {
+    name: ['operator', 'seal'], summary: 'Seal the server', client: true,
+    help: `Usage: strongroom operator seal [options]
+
+  Seals the server: it forgets its keys and answers nothing but status until unsealed again.
+
+  Example:
+    $ strongroom operator seal`,
+    async run(args, ctx) {
+      await apiRequest(clientOf(args, ctx), 'PUT', 'sys/seal', {});
+      return success(ctx, 'Strongroom is sealed.');
+    },
+  },
+  ...raftCommands,
+];

@@ -1,19 +1,9 @@
 import { createReadStream, createWriteStream, promises as fsp } from 'node:fs';
-import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { ApiError, apiRequest, type ApiClientOptions } from '../client';
-import { parseArgs, UsageError } from '../args';
-
-const USAGE = `Usage: strongroom operator raft <subcommand>
-
-  join [-non-voter] LEADER_API_ADDR   Join this server (STRONGROOM_ADDR) to the cluster LEADER_API_ADDR leads;
-                                      then unseal it with the cluster's keys
-  list-peers                          The cluster's members, their addresses and roles
-  remove-peer SERVER_ID               Remove a member
-  autopilot state                     Health of each member as the leader sees it
-  snapshot save FILE                  Write a snapshot of the cluster's data to FILE
-  snapshot restore [-force] FILE      Replace the cluster's data with a snapshot
-`;
+import { boolFlag, UsageError } from '../args';
+import { apiRequest, failIfError, rawRequest, type ApiClientOptions } from '../client';
+import { clientOf, type Command, type Context } from '../command';
+import { columns, kvTable, outputOptions, printStructured } from '../output';
 
 interface Peer {
   node_id: string;
@@ -22,107 +12,134 @@ interface Peer {
   voter: boolean;
 }
 
-function table(out: NodeJS.WritableStream, header: string[], rows: string[][]): void {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('    ').trimEnd() + '\n';
-  out.write(line(header));
-  out.write(line(widths.map((w) => '-'.repeat(w))));
-  for (const r of rows) out.write(line(r));
+const urlOf = (client: ApiClientOptions, path: string) => `${client.address.replace(/\/+$/, '')}/v1/${path}`;
+
+function oneFile(positional: string[], usage: string): string {
+  const file = positional[0];
+  if (!file || positional.length > 1) throw new UsageError(usage);
+  return file;
 }
 
-function url(client: ApiClientOptions, path: string): string {
-  return `${client.address.replace(/\/+$/, '')}/v1/${path}`;
+async function snapshotSave(client: ApiClientOptions, file: string, ctx: Context): Promise<number> {
+  const path = 'sys/storage/raft/snapshot';
+  const res = await rawRequest(client, { method: 'GET', path });
+  await failIfError(res, 'GET', urlOf(client, path));
+  // Written beside the target and renamed, so an interrupted save never leaves a torn file under FILE.
+  const partial = `${file}.partial`;
+  await pipeline(res, createWriteStream(partial, { mode: 0o600 }));
+  await fsp.rename(partial, file);
+  const { size } = await fsp.stat(file);
+  ctx.out.write(`Snapshot saved to ${file} (${size} bytes)\n`);
+  return 0;
 }
 
-async function failIfError(res: Response): Promise<void> {
-  if (res.status < 400) return;
-  const text = await res.text();
-  let errors: string[] = [];
-  try {
-    errors = (JSON.parse(text) as { errors?: string[] }).errors ?? [];
-  } catch {
-    errors = text === '' ? [] : [text];
-  }
-  throw new ApiError(res.status, errors);
+async function snapshotRestore(client: ApiClientOptions, file: string, force: boolean, ctx: Context): Promise<number> {
+  const { size } = await fsp.stat(file);
+  const path = force ? 'sys/storage/raft/snapshot-force' : 'sys/storage/raft/snapshot';
+  const res = await rawRequest(client, {
+    method: 'POST', path, headers: { 'content-type': 'application/octet-stream', 'content-length': String(size) }, body: createReadStream(file),
+  });
+  await failIfError(res, 'POST', urlOf(client, path));
+  res.resume();
+  ctx.out.write(`Snapshot restored from ${file} (${size} bytes)\n`);
+  return 0;
 }
 
-function headers(client: ApiClientOptions): Record<string, string> {
-  return client.token ? { 'X-Vault-Token': client.token } : {};
-}
+export const raftCommands: Command[] = [
+  {
+    name: ['operator', 'raft', 'join'], summary: 'Join this server to a cluster', client: true, booleans: ['non-voter'],
+    help: `Usage: strongroom operator raft join [options] LEADER_API_ADDR
 
-export async function raftCommand(argv: string[], client: ApiClientOptions, out: NodeJS.WritableStream): Promise<number> {
-  const [sub, ...rest] = argv;
-  switch (sub) {
-    case 'join': {
-      const args = parseArgs(rest, new Set(['non-voter']));
-      const leader = args.positional[0];
-      if (!leader || args.positional.length > 1) throw new UsageError(USAGE);
-      const { body } = await apiRequest(client, 'POST', 'sys/storage/raft/join', {
-        leader_api_addr: leader, non_voter: args.flags.get('non-voter') === true,
+  Joins the server at STRONGROOM_ADDR (or -address) to the cluster LEADER_API_ADDR leads; then
+  unseal it with the cluster's keys.
+
+  -non-voter   Join as a member that gets the data but does not vote
+
+  Example:
+    $ STRONGROOM_ADDR=http://127.0.0.1:8220 strongroom operator raft join http://127.0.0.1:8210`,
+    async run(args, ctx) {
+      const leader = oneFile(args.positional, 'Usage: strongroom operator raft join [options] LEADER_API_ADDR');
+      const { body } = await apiRequest(clientOf(args, ctx), 'POST', 'sys/storage/raft/join', {
+        leader_api_addr: leader, non_voter: boolFlag(args, 'non-voter'),
       });
-      out.write(`Key       Value\n---       -----\nJoined    ${String((body as { joined?: boolean }).joined)}\n`);
-      out.write('Unseal this server with the cluster\'s unseal keys to complete the join: strongroom operator unseal KEY\n');
+      ctx.out.write(kvTable([['Joined', (body as { joined?: boolean }).joined]]));
+      ctx.out.write('Unseal this server with the cluster\'s unseal keys to complete the join: strongroom operator unseal\n');
       return 0;
-    }
-    case 'list-peers': {
-      const { body } = await apiRequest(client, 'GET', 'sys/storage/raft/configuration');
+    },
+  },
+  {
+    name: ['operator', 'raft', 'list-peers'], summary: 'List the cluster\'s members', client: true, output: true,
+    help: `Usage: strongroom operator raft list-peers [options]
+
+  Lists the cluster's members, their addresses and roles.
+
+  Example:
+    $ strongroom operator raft list-peers`,
+    async run(args, ctx) {
+      const { body } = await apiRequest(clientOf(args, ctx), 'GET', 'sys/storage/raft/configuration');
+      if (printStructured(ctx.out, outputOptions(args, ctx.env), body)) return 0;
       const servers = (body as { data: { config: { servers: Peer[] } } }).data.config.servers;
-      table(out, ['Node', 'Address', 'State', 'Voter'], servers.map((s) => [s.node_id, s.address, s.leader ? 'leader' : 'follower', String(s.voter)]));
+      columns(ctx.out, ['Node', 'Address', 'State', 'Voter'], servers.map((s) => [s.node_id, s.address, s.leader ? 'leader' : 'follower', String(s.voter)]));
       return 0;
-    }
-    case 'remove-peer': {
-      const id = rest[0];
-      if (!id || rest.length > 1) throw new UsageError(USAGE);
-      await apiRequest(client, 'POST', 'sys/storage/raft/remove-peer', { server_id: id });
-      out.write(`Peer removed successfully!\n`);
+    },
+  },
+  {
+    name: ['operator', 'raft', 'remove-peer'], summary: 'Remove a member from the cluster', client: true,
+    help: `Usage: strongroom operator raft remove-peer [options] SERVER_ID
+
+  Removes the member SERVER_ID from the cluster.
+
+  Example:
+    $ strongroom operator raft remove-peer node3`,
+    async run(args, ctx) {
+      const id = oneFile(args.positional, 'Usage: strongroom operator raft remove-peer [options] SERVER_ID');
+      await apiRequest(clientOf(args, ctx), 'POST', 'sys/storage/raft/remove-peer', { server_id: id });
+      ctx.out.write('Peer removed successfully!\n');
       return 0;
-    }
-    case 'autopilot': {
-      if (rest[0] !== 'state') throw new UsageError(USAGE);
-      const { body } = await apiRequest(client, 'GET', 'sys/storage/raft/autopilot/state');
+    },
+  },
+  {
+    name: ['operator', 'raft', 'autopilot', 'state'], summary: 'Show the health of each member as the leader sees it', client: true, output: true,
+    help: `Usage: strongroom operator raft autopilot state [options]
+
+  Shows whether the cluster is healthy, how many failures it tolerates and each member's state.
+
+  Example:
+    $ strongroom operator raft autopilot state`,
+    async run(args, ctx) {
+      const { body } = await apiRequest(clientOf(args, ctx), 'GET', 'sys/storage/raft/autopilot/state');
+      if (printStructured(ctx.out, outputOptions(args, ctx.env), body)) return 0;
       const state = (body as { data: Record<string, unknown> }).data;
-      out.write(`Healthy:             ${String(state['healthy'])}\nFailure Tolerance:   ${String(state['failure_tolerance'])}\nLeader:              ${String(state['leader'])}\n`);
+      ctx.out.write(`Healthy:             ${String(state['healthy'])}\nFailure Tolerance:   ${String(state['failure_tolerance'])}\nLeader:              ${String(state['leader'])}\n`);
       const servers = Object.values(state['servers'] as Record<string, Record<string, unknown>>);
       // The reason goes last: it is the one column with spaces in it.
-      table(out, ['Node', 'Address', 'Status', 'Healthy', 'Last Index', 'Last Contact', 'Reason'], servers.map((s) => [
+      columns(ctx.out, ['Node', 'Address', 'Status', 'Healthy', 'Last Index', 'Last Contact', 'Reason'], servers.map((s) => [
         String(s['id']), String(s['address']), String(s['status']), String(s['healthy']), String(s['last_index']), String(s['last_contact']),
         typeof s['reason'] === 'string' && s['reason'] !== '' ? s['reason'] : '-',
       ]));
       return 0;
-    }
-    case 'snapshot':
-      return snapshotCommand(rest, client, out);
-    default:
-      throw new UsageError(USAGE);
-  }
-}
+    },
+  },
+  {
+    name: ['operator', 'raft', 'snapshot', 'save'], summary: 'Save a snapshot of the cluster\'s data to a file', client: true,
+    help: `Usage: strongroom operator raft snapshot save [options] FILE
 
-async function snapshotCommand(argv: string[], client: ApiClientOptions, out: NodeJS.WritableStream): Promise<number> {
-  const [action, ...rest] = argv;
-  const args = parseArgs(rest, new Set(['force']));
-  const file = args.positional[0];
-  if (!file || args.positional.length > 1 || (action !== 'save' && action !== 'restore')) throw new UsageError(USAGE);
-  if (action === 'save') {
-    const res = await fetch(url(client, 'sys/storage/raft/snapshot'), { headers: headers(client) });
-    await failIfError(res);
-    if (!res.body) throw new ApiError(res.status, ['the server sent no snapshot']);
-    // Written beside the target and renamed, so an interrupted save never leaves a torn file under FILE.
-    const partial = `${file}.partial`;
-    await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), createWriteStream(partial, { mode: 0o600 }));
-    await fsp.rename(partial, file);
-    const { size } = await fsp.stat(file);
-    out.write(`Snapshot saved to ${file} (${size} bytes)\n`);
-    return 0;
-  }
-  const { size } = await fsp.stat(file);
-  const path = args.flags.get('force') === true ? 'sys/storage/raft/snapshot-force' : 'sys/storage/raft/snapshot';
-  const res = await fetch(url(client, path), {
-    method: 'POST',
-    headers: { ...headers(client), 'content-type': 'application/octet-stream', 'content-length': String(size) },
-    body: Readable.toWeb(createReadStream(file)),
-    duplex: 'half',
-  } as RequestInit);
-  await failIfError(res);
-  out.write(`Snapshot restored from ${file} (${size} bytes)\n`);
-  return 0;
-}
+  Writes a snapshot of the cluster's data to FILE (readable by its owner only).
+
+  Example:
+    $ strongroom operator raft snapshot save backup.snap`,
+    run: (args, ctx) => snapshotSave(clientOf(args, ctx), oneFile(args.positional, 'Usage: strongroom operator raft snapshot save [options] FILE'), ctx),
+  },
+  {
+    name: ['operator', 'raft', 'snapshot', 'restore'], summary: 'Replace the cluster\'s data with a snapshot', client: true, booleans: ['force'],
+    help: `Usage: strongroom operator raft snapshot restore [options] FILE
+
+  Replaces all of the cluster's data with the snapshot in FILE.
+
+  -force   Restore a snapshot taken of another cluster (sealed by other keys)
+
+  Example:
+    $ strongroom operator raft snapshot restore backup.snap`,
+    run: (args, ctx) => snapshotRestore(clientOf(args, ctx), oneFile(args.positional, 'Usage: strongroom operator raft snapshot restore [options] FILE'), boolFlag(args, 'force'), ctx),
+  },
+];

@@ -1,0 +1,104 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BIN, run, startDevServer, type DevServer } from './test-support/cli-runner';
+
+/**
+ * Loaded with `node -r`: fails the command if it loads the server's code (the API, core, the
+ * cluster, Raft or an engine), whether through require or import.
+ */
+const NO_SERVER_PRELOAD = `
+const Module = require('node:module');
+const SERVER = /[\\\\/]packages[\\\\/](api|core|cluster|raft|engines)[\\\\/]/;
+const original = Module._load;
+Module._load = function (request, parent, isMain) {
+  let file = request;
+  try { file = Module._resolveFilename(request, parent, isMain); } catch {}
+  if (SERVER.test(file)) throw new Error('a client command loaded the server: ' + request);
+  return original.apply(this, arguments);
+};
+process.on('exit', () => {
+  const loaded = Object.keys(require.cache).filter((f) => SERVER.test(f));
+  if (loaded.length > 0) {
+    process.stderr.write('a client command loaded the server: ' + loaded[0] + '\\n');
+    process.exitCode = 99;
+  }
+});
+`;
+
+describe('operator unseal on a terminal, and client commands without the server', () => {
+  let dev: DevServer;
+  let dir: string;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    dev = await startDevServer();
+    env = { VAULT_ADDR: dev.address, VAULT_TOKEN: dev.rootToken };
+    dir = mkdtempSync(join(tmpdir(), 'strongroom-cli-'));
+  }, 90_000);
+  afterAll(async () => {
+    await dev?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('runs client commands without loading the server\'s code; server does load it', async () => {
+    const preload = join(dir, 'no-server.js');
+    writeFileSync(preload, NO_SERVER_PRELOAD);
+    const guarded = (args: string[], input?: string) => run(args, { env, nodeArgs: ['-r', preload], ...(input !== undefined ? { input } : {}) });
+    for (const [args, input] of [
+      [['status']], [['kv', 'put', 'secret/guarded', 'a=b']], [['kv', 'get', '-format=yaml', 'secret/guarded']],
+      [['write', 'secret/data/guarded', '-'], '{"data": {"c": "d"}}'], [['read', '-format=json', 'secret/data/guarded']],
+      [['secrets', 'list']], [['policy', 'list']], [['token', 'lookup']], [['login', dev.rootToken]],
+      [['operator', 'raft', 'list-peers']], [['kv', 'put', '-h']],
+    ] as Array<[string[], string?]>) {
+      const r = await guarded(args, input);
+      expect({ args, code: r.code, err: r.err }).toEqual({ args, code: 0, err: '' });
+    }
+    // The guard itself works: the server command trips it.
+    const server = await guarded(['server', '--help']);
+    expect(server.code).not.toBe(0);
+    expect(server.err).toContain('a client command loaded the server');
+  }, 120_000);
+
+  const scriptAvailable = spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0;
+  (scriptAvailable ? it : it.skip)('asks for the unseal key without echo on a terminal (a pseudo-terminal made by script)', async () => {
+    expect((await run(['operator', 'seal'], { env })).out).toBe('Success! Strongroom is sealed.\n');
+    expect((await run(['status'], { env })).code).toBe(2);
+    // script(1) runs the command on a pseudo-terminal and relays our pipe to it as the keyboard.
+    const command = `'${process.execPath}' '${BIN}' operator unseal`;
+    const proc = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let screen = '';
+    proc.stdout.on('data', (d: Buffer) => { screen += d.toString(); });
+    proc.stderr.on('data', (d: Buffer) => { screen += d.toString(); });
+    const exited = new Promise<number | null>((ok) => proc.once('close', (code) => ok(code)));
+    const killer = setTimeout(() => proc.kill('SIGKILL'), 60_000);
+    try {
+      const deadline = Date.now() + 30_000;
+      while (!screen.includes('Unseal Key (will be hidden): ') && Date.now() < deadline && proc.exitCode === null) await new Promise((r) => setTimeout(r, 50));
+      expect(screen).toContain('Unseal Key (will be hidden): ');
+      proc.stdin.write(`${dev.unsealKey}\r`);
+      const deadline2 = Date.now() + 30_000;
+      while (!/Sealed\s+false/.test(screen) && Date.now() < deadline2 && proc.exitCode === null) await new Promise((r) => setTimeout(r, 50));
+      proc.stdin.end();
+      expect(await exited).toBe(0);
+    } finally {
+      clearTimeout(killer);
+    }
+    expect(screen).toMatch(/Sealed\s+false/);
+    // What was typed never reached the screen.
+    expect(screen).not.toContain(dev.unsealKey);
+    expect((await run(['status'], { env })).code).toBe(0);
+  }, 120_000);
+
+  it('reads the unseal key from stdin when stdin is not a terminal, and says what is missing when it is empty', async () => {
+    await run(['operator', 'seal'], { env });
+    const none = await run(['operator', 'unseal'], { env });
+    expect(none.code).toBe(1);
+    expect(none.err).toContain('no unseal key');
+    const piped = await run(['operator', 'unseal'], { env, input: `${dev.unsealKey}\n` });
+    expect(piped).toMatchObject({ code: 0, err: '' });
+    expect(piped.out).toMatch(/^Sealed\s+false$/m);
+    expect(piped.out).not.toContain(dev.unsealKey);
+  }, 60_000);
+});
