@@ -20,3 +20,6 @@ export { totpCode } from './cloud1/totp';
 export { Cloud1EmulatorFixture, nextAccountId } from './cloud1/test-fixture';
 export { Cloud3StorageEmulator } from './cloud3/emulator';
 export type { Cloud3StartOptions } from './cloud3/emulator';
+export { DeployhostProjectEmulator } from './deployhost-project/emulator';
+export type { DeployhostStartOptions, DeployhostToken } from './deployhost-project/emulator';
+export type { EnvVar as DeployhostEnvVar, Project as DeployhostProject } from './deployhost-project/store';
