@@ -23,3 +23,6 @@ export type { Cloud3StartOptions } from './cloud3/emulator';
 export { DeployhostProjectEmulator } from './deployhost-project/emulator';
 export type { DeployhostStartOptions, DeployhostToken } from './deployhost-project/emulator';
 export type { EnvVar as DeployhostEnvVar, Project as DeployhostProject } from './deployhost-project/store';
+export { Cloud2KeyVaultEmulator } from './cloud2-kv/emulator';
+export type { Cloud2KvStartOptions, Cloud2SecretView } from './cloud2-kv/emulator';
+export type { Cloud2Client, SecretPermission as Cloud2SecretPermission } from './cloud2-kv/identity';

@@ -2,11 +2,52 @@
  * The command-line start of the secret-store emulators (cloud2-kv, cloud3-sm,
  * deployhost-project): each gets a generated credential, printed with the endpoints to use.
  */
+import { Cloud2KeyVaultEmulator } from './cloud2-kv/emulator';
 import { DeployhostProjectEmulator } from './deployhost-project/emulator';
 
-export const SECRET_STORE_NAMES = ['deployhost-project'];
+export const SECRET_STORE_NAMES = ['cloud2-kv', 'deployhost-project'];
 
-export const SECRET_STORE_USAGE = '       strongroom-emulator deployhost-project --listen HOST:PORT\n';
+export const SECRET_STORE_USAGE =
+  '       strongroom-emulator cloud2-kv --listen HOST:PORT\n' + '       strongroom-emulator deployhost-project --listen HOST:PORT\n';
+
+interface Started {
+  lines: string[];
+  stop(): Promise<void>;
+}
+
+const starters: Record<string, (host: string, port: number) => Promise<Started>> = {
+  'cloud2-kv': async (host, port) => {
+    const emulator = await Cloud2KeyVaultEmulator.start({ host, port });
+    const app = emulator.addClient();
+    return {
+      lines: [
+        `  CLOUD2_KEY_VAULT_URI=${emulator.url}`,
+        `  AZURE_AUTHORITY_HOST=${emulator.url}`,
+        `  CLOUD2_TENANT_ID=${emulator.tenantId}`,
+        `  CLOUD2_CLIENT_ID=${app.clientId}`,
+        `  CLOUD2_CLIENT_SECRET=${app.clientSecret}`,
+        `  admin: ${emulator.url}/_admin/secrets`,
+        'certificate to trust (HTTPS):',
+        emulator.caCertificatePem!.trim(),
+      ],
+      stop: () => emulator.close(),
+    };
+  },
+  'deployhost-project': async (host, port) => {
+    const emulator = await DeployhostProjectEmulator.start({ host, port });
+    const { token } = emulator.createToken();
+    const project = emulator.createProject({ name: 'demo' });
+    return {
+      lines: [
+        `  serverURL: ${emulator.url}`,
+        `  admin:     ${emulator.url}/_admin/projects`,
+        `  DEPLOYHOST_TOKEN=${token}`,
+        `  DEPLOYHOST_PROJECT_ID=${project.id}`,
+      ],
+      stop: () => emulator.close(),
+    };
+  },
+};
 
 /** Starts the named emulator on host:port and prints how to reach it; returns how to stop it. */
 export async function startSecretStore(
@@ -15,18 +56,7 @@ export async function startSecretStore(
   port: number,
   out: { write(text: string): unknown },
 ): Promise<{ stop(): Promise<void> }> {
-  const emulator = await DeployhostProjectEmulator.start({ host, port });
-  const { token } = emulator.createToken();
-  const project = emulator.createProject({ name: 'demo' });
-  out.write(
-    [
-      `${name} emulator ready`,
-      `  serverURL: ${emulator.url}`,
-      `  admin:     ${emulator.url}/_admin/projects`,
-      `  DEPLOYHOST_TOKEN=${token}`,
-      `  DEPLOYHOST_PROJECT_ID=${project.id}`,
-      '',
-    ].join('\n'),
-  );
-  return { stop: () => emulator.close() };
+  const started = await starters[name]!(host, port);
+  out.write([`${name} emulator ready`, ...started.lines, ''].join('\n'));
+  return { stop: started.stop };
 }
