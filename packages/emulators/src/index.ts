@@ -26,3 +26,6 @@ export type { EnvVar as DeployhostEnvVar, Project as DeployhostProject } from '.
 export { Cloud2KeyVaultEmulator } from './cloud2-kv/emulator';
 export type { Cloud2KvStartOptions, Cloud2SecretView } from './cloud2-kv/emulator';
 export type { Cloud2Client, SecretPermission as Cloud2SecretPermission } from './cloud2-kv/identity';
+export { Cloud3SecretManagerEmulator } from './cloud3-sm/emulator';
+export type { Cloud3SecretView, Cloud3SmStartOptions } from './cloud3-sm/emulator';
+export type { ServiceAccountCredentials as Cloud3ServiceAccountCredentials } from './cloud3-sm/auth';

@@ -3,12 +3,15 @@
  * deployhost-project): each gets a generated credential, printed with the endpoints to use.
  */
 import { Cloud2KeyVaultEmulator } from './cloud2-kv/emulator';
+import { Cloud3SecretManagerEmulator } from './cloud3-sm/emulator';
 import { DeployhostProjectEmulator } from './deployhost-project/emulator';
 
-export const SECRET_STORE_NAMES = ['cloud2-kv', 'deployhost-project'];
+export const SECRET_STORE_NAMES = ['cloud2-kv', 'cloud3-sm', 'deployhost-project'];
 
 export const SECRET_STORE_USAGE =
-  '       strongroom-emulator cloud2-kv --listen HOST:PORT\n' + '       strongroom-emulator deployhost-project --listen HOST:PORT\n';
+  '       strongroom-emulator cloud2-kv --listen HOST:PORT\n' +
+  '       strongroom-emulator cloud3-sm --listen HOST:PORT\n' +
+  '       strongroom-emulator deployhost-project --listen HOST:PORT\n';
 
 interface Started {
   lines: string[];
@@ -29,6 +32,20 @@ const starters: Record<string, (host: string, port: number) => Promise<Started>>
         `  admin: ${emulator.url}/_admin/secrets`,
         'certificate to trust (HTTPS):',
         emulator.caCertificatePem!.trim(),
+      ],
+      stop: () => emulator.close(),
+    };
+  },
+  'cloud3-sm': async (host, port) => {
+    const emulator = await Cloud3SecretManagerEmulator.start({ host, port });
+    const account = emulator.createServiceAccount('demo-project');
+    return {
+      lines: [
+        `  STRONGROOM_CLOUD3_SM_ENDPOINT=${emulator.endpoint}`,
+        `  admin: ${emulator.adminUrl}/_admin/secrets`,
+        `  CLOUD3_SM_TOKEN=${emulator.issueToken()}`,
+        'service account credentials (project demo-project):',
+        JSON.stringify(account),
       ],
       stop: () => emulator.close(),
     };
