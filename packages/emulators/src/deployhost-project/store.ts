@@ -119,11 +119,11 @@ export class DeployhostStore {
     if (clash) throw conflictError(input, clash);
   }
 
+  /** Replaces what the variable holds with `input`; the id and creation time stay. */
   update(env: EnvVar, input: EnvInput): EnvVar {
-    const { gitBranch: _gitBranch, comment: _comment, ...rest } = env;
-    Object.assign(env, rest, input, { updatedAt: this.now() });
-    if (input.gitBranch === undefined) delete env.gitBranch;
-    return env;
+    delete env.gitBranch;
+    delete env.comment;
+    return Object.assign(env, input, { updatedAt: this.now() });
   }
 
   remove(project: Project, env: EnvVar): void {
