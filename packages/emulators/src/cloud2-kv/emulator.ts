@@ -131,7 +131,7 @@ export class Cloud2KeyVaultEmulator {
     if (!url.searchParams.get('api-version')) throw badParameter('The api-version query parameter is required.');
     const [, collection, rawName, rawSub] = route;
     const name = rawName === undefined || rawName === '' ? undefined : decodeURIComponent(rawName);
-    const sub = rawSub === undefined ? undefined : decodeURIComponent(rawSub);
+    const sub = rawSub === undefined || rawSub === '' ? undefined : decodeURIComponent(rawSub);
     const method = req.method ?? 'GET';
     const need = (permission: SecretPermission): void => {
       if (!client.permissions.includes(permission)) {

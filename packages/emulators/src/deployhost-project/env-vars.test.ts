@@ -5,6 +5,9 @@ import { promisify } from 'node:util';
 import { runCli } from '../cli';
 import { DeployhostProjectEmulator } from './emulator';
 
+// Each SDK batch starts a Node process that loads the SDK: seconds on a loaded machine.
+jest.setTimeout(120_000);
+
 type Result = { ok?: Record<string, any>; error?: { statusCode: number; body: string } };
 
 let emulator: DeployhostProjectEmulator;
