@@ -5,6 +5,7 @@
  *   strongroom-emulator cloud1 --listen 127.0.0.1:4599 [--metadata-listen 127.0.0.1:4600] [--seed seed.json]
  *   strongroom-emulator cloud3 --listen 127.0.0.1:4610
  *   strongroom-emulator repohost --listen 127.0.0.1:4620
+ *   strongroom-emulator cloud2-kv | cloud3-sm | deployhost-project --listen 127.0.0.1:0
  *
  * The seed file is a cloud1 SeedDocument (see README.md). Unless it gives some account root
  * credentials, an account 123456789012 with generated root credentials is created, so there is
@@ -14,12 +15,14 @@ import { readFileSync } from 'node:fs';
 import { Cloud1Emulator } from './cloud1/emulator';
 import { Cloud3StorageEmulator } from './cloud3/emulator';
 import { RepohostEmulator } from './repohost/emulator';
+import { SECRET_STORE_NAMES, SECRET_STORE_USAGE, startSecretStore } from './secret-store-cli';
 import type { Credentials, SeedDocument } from './cloud1/admin';
 
 export const USAGE =
   'usage: strongroom-emulator cloud1 --listen HOST:PORT [--metadata-listen HOST:PORT] [--seed FILE.json]\n' +
   '       strongroom-emulator cloud3 --listen HOST:PORT\n' +
-  '       strongroom-emulator repohost --listen HOST:PORT\n';
+  '       strongroom-emulator repohost --listen HOST:PORT\n' +
+  SECRET_STORE_USAGE;
 
 const DEFAULT_ACCOUNT = '123456789012';
 
@@ -60,6 +63,9 @@ export async function runCli(
     const token = repohost.addToken();
     out.write(`repohost emulator ready\n  api (baseUrl): ${repohost.url}\n  repository:    ${repository.fullName}\n  token:         ${token}\n`);
     return { stop: () => repohost.close() };
+  }
+  if (name !== undefined && SECRET_STORE_NAMES.includes(name) && listen && options.size === 1) {
+    return startSecretStore(name, listen[1] || '127.0.0.1', Number(listen[2]), out);
   }
   if (name !== 'cloud1' || !options.has('--listen')) {
     err.write(USAGE);
