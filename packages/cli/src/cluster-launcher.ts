@@ -22,6 +22,8 @@ export interface LaunchOptions {
   tickMs?: number;
   /** How the cluster port of each node is reached by the others (an https:// URL), when not directly (a proxy). */
   clusterAddrOf?: (index: number, listenPort: number) => string;
+  /** Told when a node's process ends by itself (a crash, a refused start), not when this launcher stops it. */
+  onNodeExit?: (node: NodeHandle, code: number | null, signal: NodeJS.Signals | null) => void;
 }
 
 export interface NodeHandle {
@@ -84,7 +86,7 @@ export class LocalCluster {
   keys: string[] = [];
   rootToken = '';
 
-  private constructor(private readonly options: Required<Omit<LaunchOptions, 'clusterAddrOf' | 'env' | 'tickMs'>> & LaunchOptions) {
+  private constructor(private readonly options: Required<Omit<LaunchOptions, 'clusterAddrOf' | 'env' | 'tickMs' | 'onNodeExit'>> & LaunchOptions) {
     this.nodes = Array.from({ length: options.nodes }, (_, i) => {
       const apiPort = options.basePort + 10 * i;
       return {
@@ -137,8 +139,10 @@ export class LocalCluster {
     });
     closeSync(log);
     const child = n.process;
-    child.on('exit', () => {
-      if (n.process === child) n.process = null;
+    child.on('exit', (code, signal) => {
+      if (n.process !== child) return; // stopped by kill(), which let go of it first
+      n.process = null;
+      this.options.onNodeExit?.(n, code, signal);
     });
   }
 
@@ -146,6 +150,7 @@ export class LocalCluster {
   kill(n: NodeHandle, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
     const child = n.process;
     if (!child) return Promise.resolve();
+    n.process = null;
     return new Promise((r) => {
       child.once('exit', () => r());
       child.kill(signal);
@@ -153,7 +158,11 @@ export class LocalCluster {
   }
 
   killAll(): void {
-    for (const n of this.nodes) n.process?.kill('SIGKILL');
+    for (const n of this.nodes) {
+      const child = n.process;
+      n.process = null;
+      child?.kill('SIGKILL');
+    }
   }
 
   async stop(): Promise<void> {
@@ -208,7 +217,12 @@ export async function runClusterScript(argv: string[], out: NodeJS.WritableStrea
     return i === -1 ? undefined : argv[i + 1];
   };
   const dir = resolve(flag('dir') ?? join(process.cwd(), '.cluster'));
-  const cluster = await LocalCluster.launch({ dir, nodes: Number(flag('nodes') ?? 3), basePort: Number(flag('base-port') ?? 8210) });
+  const cluster = await LocalCluster.launch({
+    dir, nodes: Number(flag('nodes') ?? 3), basePort: Number(flag('base-port') ?? 8210),
+    onNodeExit: (n, code, signal) => {
+      out.write(`${n.id} (${n.apiAddr}) exited ${signal ? `on ${signal}` : `with code ${code}`}; see ${join(n.dir, 'server.log')}\n`);
+    },
+  });
   out.write(`A ${cluster.nodes.length}-node cluster is running (data in ${dir}).\n\n`);
   for (const n of cluster.nodes) out.write(`  ${n.id}  ${n.apiAddr}  (cluster port ${n.clusterPort}, log ${join(n.dir, 'server.log')})\n`);
   out.write(`\nUnseal Key: ${cluster.keys.join(' ')}\nRoot Token: ${cluster.rootToken}\n\n`);

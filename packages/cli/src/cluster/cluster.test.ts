@@ -45,6 +45,9 @@ async function kvGet(addr: string, key: string, tok = token()): Promise<string |
   return r.json.data.value as string;
 }
 
+/** Nodes whose process ended by itself, as the launcher told of them (not those it stopped). */
+const exits: string[] = [];
+
 /** Every write acknowledged so far and still expected (null: deleted or rolled back). */
 const acknowledged = new Map<string, string | null>();
 
@@ -91,7 +94,9 @@ async function waitHealthy(count: number, timeoutMs = 20_000): Promise<void> {
 }
 
 beforeAll(async () => {
-  tc = await launchTestCluster('cluster', { nodes: 3, basePort: BASE_PORT });
+  tc = await launchTestCluster('cluster', {
+    nodes: 3, basePort: BASE_PORT, onNodeExit: (n, code, signal) => exits.push(`${n.id} ${signal ?? code}`),
+  });
   const active = await tc.cluster.waitActive();
   const mount = await api(active.apiAddr, 'POST', 'sys/mounts/kv', { token: tc.cluster.rootToken, body: { type: 'kv', options: { version: '1' } } });
   expect(mount.status).toBe(204);
@@ -348,6 +353,20 @@ test('the killed node, restarted and unsealed, catches up on what it missed and 
   await startAndUnseal(c, active);
   await waitHealthy(3);
   await expectAcknowledged(c.nodes);
+});
+
+test('the launcher tells of a node that dies by itself, and not of those it stops', async () => {
+  const c = cluster();
+  // Every stop so far came from the launcher (kill, restart): none is reported.
+  expect(exits).toEqual([]);
+  await waitHealthy(3);
+  const victim = c.nodes.find((n) => n.process !== null && n !== c.nodes[0]) as NodeHandle;
+  process.kill(victim.process?.pid as number, 'SIGKILL');
+  await until('the launcher to notice', 10_000, async () => (exits.length > 0 ? true : undefined));
+  expect(exits).toEqual([`${victim.id} SIGKILL`]);
+  expect(victim.process).toBeNull();
+  await startAndUnseal(c, victim);
+  await waitHealthy(3);
 });
 
 describe('a snapshot of this cluster restored into another cluster', () => {
