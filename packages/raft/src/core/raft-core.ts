@@ -51,7 +51,7 @@ const EMPTY_DATA = new Uint8Array(0);
  * next Ready.
  */
 /** How much sooner than an election timeout a leader's lease ends (see leaseValid). */
-const LEASE_MARGIN_TICKS = 2;
+export const LEASE_MARGIN_TICKS = 2;
 
 export class RaftCore {
   private readonly cfg: RaftConfig;
@@ -385,6 +385,23 @@ export class RaftCore {
     // Two ticks short of the followers' vote-refusal window: their ticks run out of phase with
     // ours by up to one, and a tick of rate drift between machines is allowed for.
     return hasQuorum(this.conf.voters, (v) => v === this.id || this.ticks - (this.progress.get(v)?.leaseAckTick ?? -Infinity) < this.cfg.electionTicks - LEASE_MARGIN_TICKS);
+  }
+
+  /**
+   * The tick (of this node's count) at which the heartbeats were sent whose answers make the
+   * lease (the newest such tick a quorum has answered); null when the lease does not hold. The
+   * runtime turns it into time: ticks assume a steady clock, which a stalled process is not.
+   */
+  leaseStartTick(): number | null {
+    if (!this.leaseValid()) return null;
+    const acks = this.conf.voters.map((v) => (v === this.id ? this.ticks : this.progress.get(v)?.leaseAckTick ?? -Infinity)).sort((a, b) => b - a);
+    const t = acks[Math.floor(this.conf.voters.length / 2)];
+    return t === undefined || t === -Infinity ? null : t;
+  }
+
+  /** Ticks since this core was made (the clock of `leaseStartTick`). */
+  get tickCount(): number {
+    return this.ticks;
   }
 
   /**

@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { silentLogger, systemClock, type Clock, type Logger, type TimerHandle } from '@strongroom/base';
 import { NotLeaderError, ProposalDroppedError } from '../core/errors';
 import { decodeConfChange } from '../core/conf-change';
-import { RaftCore } from '../core/raft-core';
+import { LEASE_MARGIN_TICKS, RaftCore } from '../core/raft-core';
 import type { ConfChange, ConfState, Entry, HardState, Message, NodeId, RaftConfig, ReadState, Ready, SnapshotMeta, SoftState, Status } from '../core/types';
 import type { Transport } from '../transport/transport';
 import { encodeAddress, encodeRestoreChunk, encodeRestoreCommit } from './command';
@@ -127,6 +127,7 @@ interface SnapshotWaiter {
 
 type Listener<A extends unknown[]> = (...args: A) => void;
 
+
 const DEFAULTS = {
   tickMs: 100, electionTicks: 10, heartbeatTicks: 1,
   snapshotThreshold: 8192, snapshotIntervalMs: 120_000, snapshotMaxLogBytes: 16 * 1024 * 1024, snapshotTrailing: 1024,
@@ -161,6 +162,8 @@ export class RaftNode {
   private readonly restoreChunkBytes: number;
 
   private tickTimer: TimerHandle | undefined;
+  /** When each recent tick ran, by the core's tick count (see leaseTrusted). */
+  private readonly tickTimes = new Map<number, number>();
   private loop: Promise<void> | undefined;
   private wake = false;
   private closed = false;
@@ -400,8 +403,20 @@ export class RaftNode {
    * Without the lease, a read-index round (`readBarrier`).
    */
   leaderReadBarrier(): Promise<void> | null {
-    if (this.soft.role === 'leader' && this.core.leaseReadIndex() !== null) return null;
+    if (this.soft.role === 'leader' && this.leaseTrusted() && this.core.leaseReadIndex() !== null) return null;
     return this.readBarrier();
+  }
+
+  /**
+   * The core's lease counts ticks, which assumes they come on time; a stalled process (GC, a
+   * paused VM, SIGSTOP) ticks late while the other members' clocks run on, and one of them may
+   * have been elected meanwhile. So the lease is also measured in time: from when the heartbeats
+   * a quorum answered were sent, it lasts as many tick lengths as the core allows it ticks.
+   */
+  private leaseTrusted(): boolean {
+    const since = this.core.leaseStartTick();
+    const sentAt = since === null ? undefined : this.tickTimes.get(since);
+    return sentAt !== undefined && this.clock.now() - sentAt < (this.electionTicks - LEASE_MARGIN_TICKS) * this.tickMs;
   }
 
   /** The current term, without building a whole status. */
@@ -959,12 +974,20 @@ export class RaftNode {
 
   // ---- time ---------------------------------------------------------------------------------
 
+  private recordTick(at: number): void {
+    const tick = this.core.tickCount;
+    this.tickTimes.set(tick, at);
+    this.tickTimes.delete(tick - this.electionTicks - 1);
+  }
+
   private armTick(): void {
     this.tickTimer = this.clock.setTimer(this.tickMs, () => {
       if (this.closed || this.removed || this.failure) return;
+      const now = this.clock.now();
       for (const id of this.leaving) this.transport.removePeer(id);
       this.leaving.clear();
       this.core.tick();
+      this.recordTick(now);
       this.expire();
       this.schedule();
       this.armTick();
