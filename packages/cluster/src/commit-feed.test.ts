@@ -93,4 +93,43 @@ describe('the commit feed', () => {
     feed.attach(null);
     await expect(next).rejects.toBeInstanceOf(FeedSourceChangedError);
   });
+
+  it('never yields, after the node underneath was replaced, a batch of the new node', async () => {
+    node = await soloNode(join(dir, 'a'));
+    const other = await soloNode(join(dir, 'b'));
+    try {
+      const feed = new CommitFeed();
+      feed.attach(node);
+      const reader = feed.follow(node.applied + 1);
+      const first = reader.next();
+      await write(node, 'from-a');
+      expect(keysOf((await first).value as CommittedChange[])).toEqual(['from-a']);
+      // The reader is parked at its yield while the feed moves to another node that writes.
+      feed.attach(other);
+      await write(other, 'from-b');
+      await expect(reader.next()).rejects.toBeInstanceOf(FeedSourceChangedError);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('keeps a slow reader whole: live batches past the bound are read again from the window', async () => {
+    node = await soloNode(join(dir, 'n'));
+    const feed = new CommitFeed();
+    feed.attach(node);
+    const from = node.applied + 1;
+    const reader = feed.follow(from);
+    const first = reader.next(); // subscribed and caught up, then parked
+    await write(node, 'k/0');
+    const seen = keysOf((await first).value as CommittedChange[]);
+    // Far more batches than a reader may have waiting, written while it does not read.
+    for (let i = 1; i < 1500; i++) await write(node, `k/${i}`);
+    while (seen.length < 1500) {
+      const { value } = await reader.next();
+      seen.push(...keysOf(value as CommittedChange[]));
+    }
+    await reader.return(undefined);
+    expect(seen).toEqual(Array.from({ length: 1500 }, (_, i) => `k/${i}`));
+  });
 });
+

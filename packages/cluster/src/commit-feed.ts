@@ -5,6 +5,9 @@ import type { RaftNode } from '@strongroom/raft';
 /** What the feed reads: a Raft node's retained window of applied changes and its apply notices. */
 export type FeedSource = Pick<RaftNode, 'changesFrom' | 'changeWindow' | 'onApply' | 'applied'>;
 
+/** Live batches a reader of `follow` may fall behind by before they are read from the window instead. */
+const FOLLOW_QUEUE_BATCHES = 1024;
+
 /** The node under the feed went away or was replaced (a join, a close): a reader starts again. */
 export class FeedSourceChangedError extends Error {
   constructor() {
@@ -72,37 +75,53 @@ export class CommitFeed implements CommitSubscription {
     const generation = this.generation;
     if (!node) throw new FeedSourceChangedError();
     // Listen before reading the window: whatever applies meanwhile is then in one or the other
-    // (or both, and skipped by index).
-    const queue: CommittedChange[][] = [];
+    // (or both, and skipped by index). Live batches wait here only up to a bound; past it they are
+    // dropped and read again from the window, so a slow reader costs disk reads, not memory.
+    let queue: CommittedChange[][] = [];
+    let overflowed = false;
     let wake: (() => void) | undefined;
     const off = this.subscribe((changes) => {
-      queue.push(changes as CommittedChange[]);
+      if (queue.length >= FOLLOW_QUEUE_BATCHES) {
+        queue = [];
+        overflowed = true;
+      } else {
+        queue.push(changes as CommittedChange[]);
+      }
       wake?.();
     });
     const onAbort = () => wake?.();
     signal?.addEventListener('abort', onAbort);
+    const current = () => {
+      if (this.generation !== generation) throw new FeedSourceChangedError();
+    };
     try {
       let next = from;
       for (;;) {
-        const batch = await node.changesFrom(next, 1024);
-        if (this.generation !== generation) throw new FeedSourceChangedError();
-        if (batch.length === 0) break;
-        next = (batch[batch.length - 1] as CommittedChange).index + 1;
-        yield batch;
-        if (signal?.aborted) return;
-      }
-      for (;;) {
-        while (queue.length > 0) {
-          const fresh = (queue.shift() as CommittedChange[]).filter((c) => c.index >= next);
-          if (fresh.length === 0) continue;
-          next = (fresh[fresh.length - 1] as CommittedChange).index + 1;
-          yield fresh;
+        overflowed = false;
+        for (;;) {
+          const batch = await node.changesFrom(next, 1024);
+          current();
+          if (batch.length === 0) break;
+          next = (batch[batch.length - 1] as CommittedChange).index + 1;
+          yield batch;
           if (signal?.aborted) return;
         }
-        if (signal?.aborted) return;
-        if (this.generation !== generation) throw new FeedSourceChangedError();
-        await new Promise<void>((resolve) => { wake = resolve; });
-        wake = undefined;
+        while (!overflowed) {
+          while (queue.length > 0 && !overflowed) {
+            const fresh = (queue.shift() as CommittedChange[]).filter((c) => c.index >= next);
+            if (fresh.length === 0) continue;
+            // Checked before each yield: a batch queued after the node was replaced is another's.
+            current();
+            next = (fresh[fresh.length - 1] as CommittedChange).index + 1;
+            yield fresh;
+            if (signal?.aborted) return;
+          }
+          if (signal?.aborted) return;
+          current();
+          if (overflowed) break;
+          await new Promise<void>((resolve) => { wake = resolve; });
+          wake = undefined;
+        }
       }
     } finally {
       off();
