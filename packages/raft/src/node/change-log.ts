@@ -24,6 +24,8 @@ export class ChangesNotRetainedError extends StrongroomError {
  * the whole state.
  */
 export const CHANGE_PREFIX = '#';
+/** The highest index no longer retained (8 bytes): indexes have gaps, so the window's first change does not say it. */
+export const DROPPED_KEY = '!changes-dropped';
 const CHANGES_END = '$';
 const RESTORED = Buffer.from([0xff]);
 
@@ -52,8 +54,27 @@ export class ChangeLogWindow {
   private sizes: number[] = [];
   private head = 0;
   private bytes = 0;
+  /** Every change at or below this index has left the window (or never entered it). */
+  private dropped = 0;
+  /** Whether `dropped` must be written with the next batch (it was never stored, or it changed). */
+  private droppedUnsaved = false;
 
   constructor(readonly limits: ChangeLogLimits) {}
+
+  /** Sets what is known to be gone, from storage, or (never stored) from what the state holds. */
+  initDropped(stored: number | undefined, applied: number): void {
+    if (stored !== undefined) {
+      this.dropped = stored;
+      return;
+    }
+    // A state with no record: what it applied before keeping a window was never kept.
+    this.dropped = this.first !== undefined ? this.first - 1 : applied;
+    this.droppedUnsaved = true;
+  }
+
+  get droppedThrough(): number {
+    return this.dropped;
+  }
 
   /** Rebuilds the window from the stored changes, read in index order. */
   static async load(limits: ChangeLogLimits, stored: AsyncIterable<[string, Buffer]>): Promise<ChangeLogWindow> {
@@ -105,6 +126,9 @@ export class ChangeLogWindow {
     }
     const ops: PutOrDel[] = [];
     for (let i = 0; i < Math.min(drop, live); i++) ops.push({ type: 'del', key: changeKey(this.indexes[this.head + i]!) });
+    const indexAt = (i: number) => (i < live ? this.indexes[this.head + i]! : changes[i - live]![0]);
+    const dropped = drop > 0 ? indexAt(drop - 1) : this.dropped;
+    if (dropped !== this.dropped || this.droppedUnsaved) ops.push(droppedOp(dropped));
     // Changes of this batch that would fall out at once are not written at all.
     for (let j = Math.max(0, drop - live); j < changes.length; j++) {
       const [index, value] = changes[j]!;
@@ -119,6 +143,8 @@ export class ChangeLogWindow {
         }
         this.head += drop;
         this.bytes = bytes;
+        this.dropped = dropped;
+        this.droppedUnsaved = false;
         // Keep the arrays from growing for ever: copy the live part once most of it is dead.
         if (this.head > 1024 && this.head * 2 > this.indexes.length) {
           this.indexes = this.indexes.slice(this.head);
@@ -129,9 +155,9 @@ export class ChangeLogWindow {
     };
   }
 
-  /** The one change a restore leaves in the window of the state it builds. */
-  static restoredMarker(index: number): PutOrDel {
-    return { type: 'put', key: changeKey(index), value: RESTORED };
+  /** What a restore leaves in the window of the state it builds: its marker, and all before it gone. */
+  static restoredMarker(index: number): PutOrDel[] {
+    return [{ type: 'put', key: changeKey(index), value: RESTORED }, droppedOp(index - 1)];
   }
 
   /** After a restore (see `restoredMarker`): everything before it is gone with the old state. */
@@ -140,5 +166,17 @@ export class ChangeLogWindow {
     this.sizes = [RESTORED.length];
     this.head = 0;
     this.bytes = RESTORED.length;
+    this.dropped = index - 1;
+    this.droppedUnsaved = false;
   }
+}
+
+function droppedOp(index: number): PutOrDel {
+  const value = Buffer.alloc(8);
+  value.writeBigUInt64BE(BigInt(index));
+  return { type: 'put', key: DROPPED_KEY, value };
+}
+
+export function readDropped(value: Buffer | undefined): number | undefined {
+  return value && value.length === 8 ? Number(value.readBigUInt64BE()) : undefined;
 }

@@ -80,6 +80,22 @@ describe('the retained window of applied changes', () => {
     expect((await s2.changesFrom(s2.changeWindow.first as number, 1000)).map((c) => c.index).at(-1)).toBe(30);
   });
 
+  it('counts as dropped only changes that left it: an index that changed nothing is no reason to resync', async () => {
+    let s = await open({ maxEntries: 1, maxBytes: 1 << 20 });
+    // A cluster's first entries change no data (membership, addresses): reading from 1 is whole.
+    await s.apply([{ index: 1, term: 1, type: 'normal', data: encodeAddress('n1', '127.0.0.1:1') }, txn(2, [put('a', '1')])]);
+    expect(await all(s, 1)).toEqual([{ index: 2, ops: [['a', '1']] }]);
+    await s.apply([txn(3, [put('b', '2')]), { index: 4, term: 1, type: 'normal', data: encodeAddress('n2', '127.0.0.1:2') }]);
+    // 2 left the window; 3 is the one kept. Nothing after 3 was lost, so 4 and 5 read fine.
+    await expect(s.changesFrom(2)).rejects.toBeInstanceOf(ChangesNotRetainedError);
+    expect(await all(s, 3)).toEqual([{ index: 3, ops: [['b', '2']] }]);
+    expect(await all(s, 4)).toEqual([]);
+    await s.close();
+    s = await open({ maxEntries: 1, maxBytes: 1 << 20 });
+    await expect(s.changesFrom(2)).rejects.toMatchObject({ first: 3 });
+    expect(await all(s, 3)).toEqual([{ index: 3, ops: [['b', '2']] }]);
+  });
+
   it('survives a restart: the window reads the same from any index in it, and goes on growing', async () => {
     let s = await open({ maxEntries: 50, maxBytes: 1 << 20 });
     for (let i = 1; i <= 80; i += 4) await s.apply([1, 2, 3, 4].map((j) => txn(i + j - 1, [put(`k${i + j - 1}`, String(i + j - 1))])));

@@ -4,7 +4,7 @@ import type { ClassicLevel } from 'classic-level';
 import type { CommittedChange, TxnOp } from '@strongroom/base';
 import { decodeConfChange } from '../core/conf-change';
 import {
-  ChangeLogWindow, ChangesNotRetainedError, changeKey, decodeChange, DEFAULT_CHANGE_LOG_LIMITS, type ChangeLogLimits,
+  ChangeLogWindow, ChangesNotRetainedError, changeKey, decodeChange, DEFAULT_CHANGE_LOG_LIMITS, DROPPED_KEY, readDropped, type ChangeLogLimits,
 } from './change-log';
 import type { Entry, NodeId } from '../core/types';
 import { decodeCommand, type Command } from './command';
@@ -113,6 +113,7 @@ export class StateMachine {
     const window = await ChangeLogWindow.load(changeLog, db.iterator(ChangeLogWindow.range()));
     const sm = new StateMachine(dir, generation, db, window);
     await sm.loadMeta();
+    window.initDropped(readDropped(db.getSync(DROPPED_KEY) ?? undefined), sm.applied);
     return sm;
   }
 
@@ -145,16 +146,14 @@ export class StateMachine {
   /**
    * Applied changes from index `from` on, oldest first, at most `max` of them (fewer at the end of
    * the window). The indexes are those of the log, so they have gaps where entries changed no
-   * data. Throws ChangesNotRetainedError when the window no longer reaches back to `from`.
+   * data. Throws ChangesNotRetainedError when a change at or after `from` has left the window.
    */
   async changesFrom(from: number, max = 1024): Promise<AppliedChange[]> {
+    if (from <= this.window.droppedThrough) throw new ChangesNotRetainedError(from, this.window.droppedThrough + 1);
     if (from > this.appliedIndex) return [];
-    const first = this.window.first ?? this.appliedIndex + 1;
-    if (from < first) throw new ChangesNotRetainedError(from, first);
     const read = await this.db.iterator({ gte: changeKey(from), lt: ChangeLogWindow.range().lt, limit: max }).all();
-    // The window may have moved on while the read was queued: its start then no longer matches.
-    const start = this.window.first ?? this.appliedIndex + 1;
-    if (from < start) throw new ChangesNotRetainedError(from, start);
+    // The window may have moved on while the read was queued.
+    if (from <= this.window.droppedThrough) throw new ChangesNotRetainedError(from, this.window.droppedThrough + 1);
     return read.map(([key, value]) => decodeChange(Number.parseInt(key.slice(1), 16), value));
   }
 
@@ -289,10 +288,10 @@ export class StateMachine {
     ops.push({ type: 'put', key: APPLIED_KEY, value: encodeApplied(last.index, last.term) });
     if (addressesChanged) ops.push({ type: 'put', key: ADDRESSES_KEY, value: Buffer.from(JSON.stringify(Object.fromEntries(this.addressMap))) });
     // The changes go into the window in the same batch as the data: one never runs ahead of the other.
-    const window = changed.length > 0 ? this.window.plan(changed) : undefined;
-    if (window) for (const op of window.ops) ops.push(op);
+    const window = this.window.plan(changed);
+    for (const op of window.ops) ops.push(op);
     await this.write(ops);
-    window?.commit();
+    window.commit();
     this.appliedIndex = last.index;
     this.appliedTermValue = last.term;
     outcome.addressesChanged ||= addressesChanged;
@@ -420,7 +419,7 @@ export class StateMachine {
       await db.batch([
         { type: 'put', key: APPLIED_KEY, value: encodeApplied(index, term) },
         { type: 'put', key: ADDRESSES_KEY, value: addressJson },
-        ChangeLogWindow.restoredMarker(index),
+        ...ChangeLogWindow.restoredMarker(index),
       ]);
       // All of it in synced tables before the pointer names it: a synced write would sync only
       // LevelDB's newest log, and a state this size spans several.
