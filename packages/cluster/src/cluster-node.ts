@@ -85,6 +85,7 @@ export class ClusterNode implements ClusterControl {
   readonly storage = new RaftStorage(null, { activeTerm: () => (this.core?.active ? this.activeTerm : null) });
   /** Every change this node applies, in order; the core's cache follows it (see CoreOptions.commits). */
   readonly feed = new CommitFeed();
+  private autopilotWrites: Promise<void> = Promise.resolve();
   private node: RaftNode | null = null;
   /** The node's transport, which also carries standbys' requests to the active node. */
   private transport: GrpcTransport | null = null;
@@ -649,12 +650,19 @@ export class ClusterNode implements ClusterControl {
   }
 
   /** sys/storage/raft/autopilot/configuration, write: stored for every leader to come; unset fields keep their value. */
-  async setAutopilotConfiguration(change: Partial<AutopilotConfig>): Promise<void> {
-    this.requireActive();
-    const node = this.requireNode();
-    const next = { ...(await this.autopilotConfig(node)), ...change };
-    await this.storage.put(AUTOPILOT_CONFIG_KEY, Buffer.from(JSON.stringify(next)));
-    this.autopilotRule.configure(next);
+  setAutopilotConfiguration(change: Partial<AutopilotConfig>): Promise<void> {
+    // One change at a time, so two updates of different fields do not undo each other.
+    const run = this.autopilotWrites.then(async () => {
+      this.requireActive();
+      const node = this.requireNode();
+      const next = { ...(await this.autopilotConfig(node)), ...change };
+      await this.storage.put(AUTOPILOT_CONFIG_KEY, Buffer.from(JSON.stringify(next)));
+      // Written beside the core's cache, not through it: the commit feed marks it this node's own.
+      this.core?.storageChanged([AUTOPILOT_CONFIG_KEY]);
+      this.autopilotRule.configure(next);
+    });
+    this.autopilotWrites = run.catch(() => undefined);
+    return run;
   }
 
   private sendEcho(node: RaftNode): void {

@@ -113,7 +113,8 @@ const LOST_LEAD = 'this node is not (or no longer) the leader of its cluster; re
 
 /** A read inside a request may follow its writes: whether those took effect is not known. */
 function midRequest(err: unknown): never {
-  if (err instanceof StandbyError && err.message === NO_LONGER_LEADS) throw new StandbyError(LOST_LEAD, { cause: err });
+  // Any refusal by the barrier (not leading, or leading in another term): the outcome is unknown.
+  if (err instanceof StandbyError) throw new StandbyError(LOST_LEAD, { cause: err });
   throw err;
 }
 
