@@ -48,6 +48,15 @@ const TLS_FILE = 'tls.json';
 const CHALLENGE_PURPOSE = 'strongroom raft join challenge';
 const TLS_PURPOSE = 'strongroom raft join tls';
 const CHALLENGE_TTL_MS = 5 * 60_000;
+/** The leader answered a request of a joining node with an error status (a 400 to the client). */
+class LeaderRefusal extends BadRequestError {
+  constructor(message: string, readonly leaderStatus: number) {
+    super(message);
+  }
+}
+
+/** Join challenges kept at once; past it the oldest is dropped (its node asks again). */
+const MAX_PENDING_CHALLENGES = 64;
 /** How long a join waits for the other side to answer at its cluster address. */
 const PROBE_TIMEOUT_MS = 5_000;
 /**
@@ -359,10 +368,15 @@ export class ClusterNode implements ClusterControl {
         await this.probe(probeListener, pending.leaderClusterAddr, pending.leaderId).catch((err: Error) => {
           throw new BadRequestError(`this node cannot reach the leader at its cluster_addr ${pending.leaderClusterAddr}: ${err.message}`);
         });
+        // From here the leader may have added this node even if its reply never arrives (a time-out,
+        // a cut link): unless the leader plainly refused (a 4xx), a failure asks it to withdraw us.
         const reply = await this.callLeader(pending.leader, 'sys/storage/raft/bootstrap/answer', {
           server_id: this.options.nodeId, answer: answer.toString('base64'), cluster_addr: this.advert.cluster,
           api_addr: this.advert.api, non_voter: pending.nonVoter,
-        }, pending.ca);
+        }, pending.ca).catch((err: unknown) => {
+          if (!(err instanceof LeaderRefusal && err.leaderStatus < 500)) added = true;
+          throw err;
+        });
         const data = reply['data'] as { peers?: Record<string, string>; index?: number } | undefined;
         if (!data?.peers) throw new BadRequestError(`the leader at ${pending.leader} did not accept the join`);
         peers = data.peers;
@@ -479,6 +493,9 @@ export class ClusterNode implements ClusterControl {
     const answer = randomBytes(32);
     const now = this.clock.now();
     for (const [id, c] of this.challenges) if (c.expires < now) this.challenges.delete(id);
+    // Anyone may ask (a joining node has no token yet): keep the newest few only.
+    this.challenges.delete(serverId);
+    while (this.challenges.size >= MAX_PENDING_CHALLENGES) this.challenges.delete(this.challenges.keys().next().value as string);
     this.challenges.set(serverId, { answer, expires: now + CHALLENGE_TTL_MS });
     // The TLS identity comes with the challenge, readable only with the root key (as the answer
     // proves anyway), so that the joining node can listen for the leader's probe before it is added.
@@ -554,7 +571,7 @@ export class ClusterNode implements ClusterControl {
     }
     if (status >= 400) {
       const errors = Array.isArray(parsed['errors']) ? (parsed['errors'] as string[]).join('; ') : `status ${status}`;
-      throw new BadRequestError(`the leader at ${leader} refused: ${errors}`);
+      throw new LeaderRefusal(`the leader at ${leader} refused: ${errors}`, status);
     }
     return parsed;
   }
