@@ -81,9 +81,19 @@ function logOf(n: Node): string {
   return readFileSync(join(n.dir, 'server.log'), 'utf8');
 }
 
-/** The log's JSON records with this message. */
+/** The log's JSON records with this message; a line still being written is skipped. */
 function records(text: string, message: string): Array<Record<string, unknown>> {
-  return text.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r['@message'] === message);
+  const out: Array<Record<string, unknown>> = [];
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    try {
+      const record = JSON.parse(line) as Record<string, unknown>;
+      if (record['@message'] === message) out.push(record);
+    } catch {
+      // The rest of the line is not flushed yet.
+    }
+  }
+  return out;
 }
 
 async function unseal(n: Node): Promise<void> {
@@ -158,6 +168,10 @@ test('after operator init and unseal of node1, nodes 2 and 3 join by themselves,
   expect([...added].sort()).toEqual(['node2', 'node3']);
   const config = await api(node2.apiAddr, 'GET', 'sys/storage/raft/configuration', { token: rootToken });
   expect((config.json.data.config.servers as { node_id: string }[]).map((s) => s.node_id).sort()).toEqual(['node1', 'node2', 'node3']);
+  for (const n of nodes) {
+    expect(logOf(n)).not.toContain(keys[0]);
+    expect(logOf(n)).not.toContain(rootToken);
+  }
 });
 
 test('a member restarted does not try to join again', async () => {
