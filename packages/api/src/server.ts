@@ -79,6 +79,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     ...(config.clusterAddr ? { clusterAddr: config.clusterAddr } : {}),
     ...(config.apiAddr ? { apiAddr: config.apiAddr } : {}),
     ...(tickMs ? { tickMs } : {}),
+    ...(config.storage.retryJoin ? { retryJoin: config.storage.retryJoin } : {}),
     snapshots: {
       ...(config.storage.snapshotThreshold !== undefined ? { snapshotThreshold: config.storage.snapshotThreshold } : {}),
       ...(config.storage.snapshotIntervalMs !== undefined ? { snapshotIntervalMs: config.storage.snapshotIntervalMs } : {}),

@@ -19,6 +19,7 @@ import { ForwardingAuth } from './forwarding-auth';
 import { decodeControl, decodeControlAnswer, encodeControl, encodeControlAnswer, withTimeout } from './member-control';
 import { RAFT_LOCAL_PATHS, raftPaths, type AutopilotServer, type AutopilotSettings, type AutopilotState, type ClusterControl, type PeerView } from './raft-paths';
 import { RaftStorage } from './raft-storage';
+import { RetryJoin, type JoinState, type LeaderTls, type RetryJoinLeader } from './retry-join';
 import type { ClusterRouting } from './routing';
 
 export interface ClusterNodeOptions {
@@ -42,6 +43,8 @@ export interface ClusterNodeOptions {
   autopilot?: Partial<AutopilotConfig>;
   /** Snapshot schedule and trailing log of the Raft node (the raft storage block's settings). */
   snapshots?: Pick<RaftNodeOptions, 'snapshotThreshold' | 'snapshotIntervalMs' | 'snapshotTrailing'>;
+  /** `retry_join`: while this node belongs to no cluster, it keeps asking these leaders to join. */
+  retryJoin?: RetryJoinLeader[];
 }
 
 const TLS_FILE = 'tls.json';
@@ -76,7 +79,7 @@ interface PendingJoin {
   leaderId: string;
   leaderClusterAddr: string;
   nonVoter: boolean;
-  ca?: string;
+  leaderTls: LeaderTls;
 }
 
 /**
@@ -121,6 +124,7 @@ export class ClusterNode implements ClusterControl {
   private echoing = false;
   private readonly clock: Clock;
   private closed = false;
+  private retryJoin: RetryJoin | null = null;
 
   constructor(private options: ClusterNodeOptions) {
     this.clock = options.clock ?? systemClock;
@@ -150,6 +154,21 @@ export class ClusterNode implements ClusterControl {
       this.apiCa = stored.apiCa;
       await this.startRaft({});
     }
+    const leaders = this.options.retryJoin ?? [];
+    if (leaders.length > 0 && !this.closed) {
+      this.retryJoin = new RetryJoin({
+        leaders, clock: this.clock, logger: this.options.logger,
+        state: () => this.joinState(),
+        join: (leader, tls, signal) => this.join(leader, { nonVoter: false, leaderTls: tls, signal }),
+      });
+      this.retryJoin.start();
+    }
+  }
+
+  private async joinState(): Promise<JoinState> {
+    if (this.pendingJoin) return 'pending';
+    if (this.node || (await this.requireCore().seal.initialized())) return 'member';
+    return 'new';
   }
 
   /** Wires the core this node serves; the core's HA hooks come from `hooks()`. */
@@ -316,12 +335,16 @@ export class ClusterNode implements ClusterControl {
 
   // ---- joining --------------------------------------------------------------------------
 
-  async join(leaderApiAddr: string, options: { nonVoter: boolean; leaderCaCert?: string }): Promise<void> {
+  async join(leaderApiAddr: string, options: { nonVoter: boolean; leaderTls?: LeaderTls; signal?: AbortSignal }): Promise<void> {
     const core = this.requireCore();
-    if (this.node || (await core.seal.initialized())) {
-      throw new BadRequestError('this node already belongs to a cluster (or was initialized); only a new node can join');
-    }
-    const reply = await this.callLeader(leaderApiAddr, 'sys/storage/raft/bootstrap/challenge', { server_id: this.options.nodeId }, options.leaderCaCert);
+    const refuseMember = async () => {
+      if (this.node || (await core.seal.initialized())) {
+        throw new BadRequestError('this node already belongs to a cluster (or was initialized); only a new node can join');
+      }
+    };
+    await refuseMember();
+    const leaderTls = options.leaderTls ?? {};
+    const reply = await this.callLeader(leaderApiAddr, 'sys/storage/raft/bootstrap/challenge', { server_id: this.options.nodeId }, leaderTls, options.signal);
     const data = reply['data'] as { challenge?: string; seal_config?: SealConfig; tls?: string; leader_id?: string; cluster_addr?: string } | undefined;
     if (!data?.challenge || !data.seal_config || !data.tls || !data.leader_id || !data.cluster_addr) {
       throw new BadRequestError(`the leader at ${leaderApiAddr} did not answer with a join challenge`);
@@ -331,10 +354,12 @@ export class ClusterNode implements ClusterControl {
     await reachable(hostPortOf(data.cluster_addr), PROBE_TIMEOUT_MS).catch((err: Error) => {
       throw new BadRequestError(`this node cannot reach the leader at its cluster_addr ${data.cluster_addr}: ${err.message}; the leader's cluster_addr must be an address the other members reach its cluster listener at`);
     });
+    // An init (or another join that completed) may have happened while the leader answered.
+    await refuseMember();
     this.pendingJoin = {
       leader: leaderApiAddr, challenge: Buffer.from(data.challenge, 'base64'), tls: Buffer.from(data.tls, 'base64'),
       leaderId: data.leader_id, leaderClusterAddr: hostPortOf(data.cluster_addr), nonVoter: options.nonVoter,
-      ...(options.leaderCaCert ? { ca: options.leaderCaCert } : {}),
+      leaderTls,
     };
     core.seal.useJoinConfig(data.seal_config);
     this.options.logger.info('join pending: unseal this node with the cluster\'s keys', { leader: leaderApiAddr });
@@ -373,7 +398,7 @@ export class ClusterNode implements ClusterControl {
         const reply = await this.callLeader(pending.leader, 'sys/storage/raft/bootstrap/answer', {
           server_id: this.options.nodeId, answer: answer.toString('base64'), cluster_addr: this.advert.cluster,
           api_addr: this.advert.api, non_voter: pending.nonVoter,
-        }, pending.ca).catch((err: unknown) => {
+        }, pending.leaderTls).catch((err: unknown) => {
           if (!(err instanceof LeaderRefusal && err.leaderStatus < 500)) added = true;
           throw err;
         });
@@ -386,7 +411,7 @@ export class ClusterNode implements ClusterControl {
         await probeListener.close();
       }
       this.tls = tls;
-      this.apiCa = pending.ca;
+      this.apiCa = pending.leaderTls.ca;
       await this.startRaft({ peers });
       const node = this.node as RaftNode;
       // The keyring and the seal configuration arrive with the leader's log or snapshot; a large
@@ -538,9 +563,10 @@ export class ClusterNode implements ClusterControl {
 
   /**
    * POSTs to the leader's API. Over HTTPS the leader's certificate is checked against
-   * `leader_ca_cert` when given (a private CA), else against the system's trust store.
+   * `leader_ca_cert` when given (a private CA), else against the system's trust store, under
+   * `leader_tls_servername` when given; a client certificate is offered when configured.
    */
-  private async callLeader(leader: string, path: string, body: unknown, ca?: string): Promise<Record<string, unknown>> {
+  private async callLeader(leader: string, path: string, body: unknown, tls: LeaderTls, signal?: AbortSignal): Promise<Record<string, unknown>> {
     const url = new URL(`${leader}/v1/${path}`);
     const payload = JSON.stringify(body);
     let status: number;
@@ -549,7 +575,9 @@ export class ClusterNode implements ClusterControl {
       ({ status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
         const request = (url.protocol === 'https:' ? https : http).request(url, {
           method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
-          timeout: 30_000, ...(ca ? { ca } : {}),
+          timeout: 30_000, ...(signal ? { signal } : {}),
+          ...(tls.ca ? { ca: tls.ca } : {}), ...(tls.cert ? { cert: tls.cert } : {}), ...(tls.key ? { key: tls.key } : {}),
+          ...(tls.servername ? { servername: tls.servername } : {}),
         }, (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
@@ -864,6 +892,7 @@ export class ClusterNode implements ClusterControl {
 
   async close(): Promise<void> {
     this.closed = true;
+    await this.retryJoin?.stop();
     this.retryTimer?.cancel();
     this.autopilotTimer?.cancel();
     await this.reconciling;

@@ -54,7 +54,7 @@ export interface ClusterControl {
   /** Milliseconds and entries; fields left out keep their value. */
   setAutopilotConfiguration(change: { stabilizationMs?: number; lastContactMs?: number; maxTrailingLogs?: number }): Promise<void>;
   /** On a new node: asks the leader for a join challenge; the join completes at unseal. */
-  join(leaderApiAddr: string, options: { nonVoter: boolean; leaderCaCert?: string }): Promise<void>;
+  join(leaderApiAddr: string, options: { nonVoter: boolean; leaderTls?: { ca?: string } }): Promise<void>;
   /**
    * On the active node: a challenge only a holder of the root key can answer, with what the
    * joining node needs before it is added (the cluster's TLS, readable with the root key, and
@@ -97,7 +97,7 @@ export function raftPaths(cluster: ClusterControl): PathDefinition[] {
             throw new BadRequestError('invalid value for "leader_api_addr": the scheme must be http or https');
           }
           const ca = f.string('leader_ca_cert');
-          await cluster.join(url.origin, { nonVoter: f.bool('non_voter'), ...(ca ? { leaderCaCert: ca } : {}) });
+          await cluster.join(url.origin, { nonVoter: f.bool('non_voter'), ...(ca ? { leaderTls: { ca } } : {}) });
           return { raw: { status: 200, body: { joined: true } } };
         },
       },

@@ -5,4 +5,4 @@ export {
   loadConfigFile,
   parseConfig,
 } from './server-config';
-export type { ConfigFormat, ListenerConfig, ServerConfig } from './server-config';
+export type { ConfigFormat, ListenerConfig, RetryJoinConfig, ServerConfig } from './server-config';

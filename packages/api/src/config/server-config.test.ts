@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfigFile, parseConfig, type ServerConfig } from './index';
@@ -463,5 +463,74 @@ describe('file-level failures', () => {
 
   test('empty file', async () => {
     await expectRejected('', 'storage', 'is required');
+  });
+});
+
+describe('retry_join', () => {
+  const tcp = 'listener "tcp" {\n tls_disable = true\n}\n';
+  const raftWith = (...blocks: string[]) => `storage "raft" {\n path = "/d"\n${blocks.map((b) => ` retry_join {\n${b}\n }\n`).join('')}}\n${tcp}`;
+
+  test('several HCL blocks keep their order, with their TLS files', async () => {
+    const config = await parseConfig(raftWith(
+      '  leader_api_addr = "http://10.0.0.9:8200/"',
+      `  leader_api_addr = "https://node1.example:8200"\n  leader_ca_cert_file = "${cert}"\n  leader_client_cert_file = "${cert}"\n  leader_client_key_file = "${key}"\n  leader_tls_servername = "node1"`,
+    ), 'c.hcl');
+    expect(config.storage.retryJoin).toEqual([
+      { leaderApiAddr: 'http://10.0.0.9:8200' },
+      { leaderApiAddr: 'https://node1.example:8200', leaderCaCertFile: cert, leaderClientCertFile: cert, leaderClientKeyFile: key, leaderTlsServername: 'node1' },
+    ]);
+    expect(config.warnings).toEqual([]);
+  });
+
+  test('JSON takes a list of blocks or a single one', async () => {
+    const json = (retryJoin: unknown) => JSON.stringify({ storage: { raft: { path: '/d', retry_join: retryJoin } }, listener: { tcp: { tls_disable: true } } });
+    const list = await parseConfig(json([{ leader_api_addr: 'http://a:8200' }, { leader_api_addr: 'http://b:8200' }]), 'c.json');
+    expect(list.storage.retryJoin).toEqual([{ leaderApiAddr: 'http://a:8200' }, { leaderApiAddr: 'http://b:8200' }]);
+    const one = await parseConfig(json({ leader_api_addr: 'https://a:8200' }), 'c.json');
+    expect(one.storage.retryJoin).toEqual([{ leaderApiAddr: 'https://a:8200' }]);
+  });
+
+  test('without retry_join there is nothing to retry', async () => {
+    expect((await parseConfig(raftWith(), 'c.hcl')).storage.retryJoin).toBeUndefined();
+  });
+
+  test.each<[string, string[], string, string]>([
+    ['an address that is not a URL', ['  leader_api_addr = "http://a:8200"', '  leader_api_addr = "10.0.0.1:8200"'],
+      'storage.raft.retry_join[1].leader_api_addr', 'must be an http:// or https:// URL'],
+    ['another scheme', ['  leader_api_addr = "ftp://a:8200"'], 'storage.raft.retry_join[0].leader_api_addr', 'must be an http:// or https:// URL'],
+    ['no address', ['  leader_tls_servername = "a"'], 'storage.raft.retry_join[0].leader_api_addr', 'is required'],
+    ['an empty address', ['  leader_api_addr = ""'], 'storage.raft.retry_join[0].leader_api_addr', 'must not be empty'],
+    ['a CA file that does not exist', ['  leader_api_addr = "https://a:8200"\n  leader_ca_cert_file = "/nonexistent/ca.pem"'],
+      'storage.raft.retry_join[0].leader_ca_cert_file', 'file "/nonexistent/ca.pem" does not exist'],
+    ['a client key that is a directory', ['  leader_api_addr = "https://a:8200"\n  leader_client_cert_file = "CERT"\n  leader_client_key_file = "/"'],
+      'storage.raft.retry_join[0].leader_client_key_file', '"/" is not a regular file'],
+    ['a client certificate without its key', ['  leader_api_addr = "https://a:8200"\n  leader_client_cert_file = "CERT"'],
+      'storage.raft.retry_join[0].leader_client_key_file', 'is required with the other half of the client certificate'],
+    ['an inline CA', ['  leader_api_addr = "https://a:8200"\n  leader_ca_cert = "-----BEGIN CERTIFICATE-----"'],
+      'storage.raft.retry_join[0].leader_ca_cert', 'not supported by Strongroom, use leader_ca_cert_file'],
+    ['cloud auto-join', ['  auto_join = "provider=aws"'],
+      'storage.raft.retry_join[0].auto_join', 'cloud auto-join is not supported by Strongroom, list each leader with leader_api_addr'],
+    ['a typo', ['  leader_api_adr = "http://a:8200"'], 'storage.raft.retry_join[0].leader_api_adr', 'unknown setting'],
+    ['a number for the servername', ['  leader_api_addr = "https://a:8200"\n  leader_tls_servername = 5'],
+      'storage.raft.retry_join[0].leader_tls_servername', 'must be a string'],
+  ])('%s is refused naming the field', async (_name, blocks, field, rule) => {
+    await expectRejected(raftWith(...blocks.map((b) => b.replace('CERT', cert))), field, rule);
+  });
+
+  test('a JSON entry that is not a block', async () => {
+    const text = JSON.stringify({ storage: { raft: { path: '/d', retry_join: [{ leader_api_addr: 'http://a:8200' }, 'http://b:8200'] } }, listener: { tcp: { tls_disable: true } } });
+    await expectRejected(text, 'storage.raft.retry_join[1]', 'must be a block with leader_api_addr, e.g. retry_join { leader_api_addr = "https://10.0.0.1:8200" }', 'json');
+  });
+
+  test('an unreadable file is refused as such', async () => {
+    if (process.getuid?.() === 0) return; // root reads anything
+    const locked = write('locked.pem', 'x');
+    chmodSync(locked, 0o000);
+    try {
+      await expectRejected(raftWith(`  leader_api_addr = "https://a:8200"\n  leader_ca_cert_file = "${locked}"`),
+        'storage.raft.retry_join[0].leader_ca_cert_file', `file "${locked}" is not readable (permission denied)`);
+    } finally {
+      chmodSync(locked, 0o600);
+    }
   });
 });

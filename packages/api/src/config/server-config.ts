@@ -33,6 +33,17 @@ export interface RaftStorageConfig {
   snapshotIntervalMs?: number;
   /** `trailing_logs`: entries kept in the log below a snapshot for followers that lag a little. */
   trailingLogs?: number;
+  /** `retry_join`: leaders a new node keeps trying to join through, in order. */
+  retryJoin?: RetryJoinConfig[];
+}
+
+/** One `retry_join` block; the files are checked readable at load and read at each attempt. */
+export interface RetryJoinConfig {
+  leaderApiAddr: string;
+  leaderCaCertFile?: string;
+  leaderClientCertFile?: string;
+  leaderClientKeyFile?: string;
+  leaderTlsServername?: string;
 }
 
 export interface ServerConfig {
@@ -69,7 +80,23 @@ export const DEFAULT_MAX_REQUEST_SIZE = 32 * 1024 * 1024;
 
 // Settings we implement, per section.
 const TOP_LEVEL_KEYS = new Set(['storage', 'listener', 'api_addr', 'cluster_addr', 'ui']);
-const RAFT_KEYS = new Set(['path', 'node_id', 'snapshot_threshold', 'snapshot_interval', 'trailing_logs']);
+const RAFT_KEYS = new Set(['path', 'node_id', 'snapshot_threshold', 'snapshot_interval', 'trailing_logs', 'retry_join']);
+const RETRY_JOIN_FILE_KEYS: Array<[string, keyof RetryJoinConfig]> = [
+  ['leader_ca_cert_file', 'leaderCaCertFile'],
+  ['leader_client_cert_file', 'leaderClientCertFile'],
+  ['leader_client_key_file', 'leaderClientKeyFile'],
+];
+const RETRY_JOIN_KEYS = new Set(['leader_api_addr', 'leader_tls_servername', ...RETRY_JOIN_FILE_KEYS.map(([key]) => key)]);
+// Vault's inline PEM forms and cloud discovery: refused with a pointer, since ignoring a CA or
+// the only way to find the leader would leave a node that silently never joins.
+const VAULT_RETRY_JOIN_KEYS: Record<string, string> = {
+  leader_ca_cert: 'not supported by Strongroom, use leader_ca_cert_file',
+  leader_client_cert: 'not supported by Strongroom, use leader_client_cert_file',
+  leader_client_key: 'not supported by Strongroom, use leader_client_key_file',
+  auto_join: 'cloud auto-join is not supported by Strongroom, list each leader with leader_api_addr',
+  auto_join_scheme: 'cloud auto-join is not supported by Strongroom, list each leader with leader_api_addr',
+  auto_join_port: 'cloud auto-join is not supported by Strongroom, list each leader with leader_api_addr',
+};
 const TCP_KEYS = new Set([
   'address', 'cluster_address', 'tls_cert_file', 'tls_key_file', 'tls_disable', 'max_request_size',
   'max_json_depth', 'max_json_string_value_length', 'max_json_object_entry_count', 'max_json_array_element_count',
@@ -105,7 +132,7 @@ const VAULT_RAFT_KEYS = new Set([
   'autopilot_reconcile_interval', 'autopilot_redundancy_zone', 'autopilot_update_interval',
   'autopilot_upgrade_version', 'max_batch_entries', 'max_batch_size', 'max_entry_size',
   'max_mount_and_namespace_table_entry_size', 'performance_multiplier', 'raft_log_verification_interval',
-  'raft_log_verifier_enabled', 'raft_wal', 'retry_join',
+  'raft_log_verifier_enabled', 'raft_wal',
 ]);
 const VAULT_TCP_KEYS = new Set([
   'chroot_namespace', 'custom_response_headers', 'disable_replication_status_endpoints',
@@ -253,10 +280,10 @@ class Validator {
     this.optionalBool(raw, 'disable_mlock', 'disable_mlock');
     this.optionalString(raw, 'log_level', 'log_level');
 
-    const storage = this.storage(raw['storage']);
+    const storage = await this.storage(raw['storage']);
     const listeners = await this.listeners(raw['listener']);
-    const apiAddr = this.optionalUrl(raw, 'api_addr');
-    const clusterAddr = this.optionalUrl(raw, 'cluster_addr');
+    const apiAddr = this.optionalUrl(raw, 'api_addr', 'api_addr');
+    const clusterAddr = this.optionalUrl(raw, 'cluster_addr', 'cluster_addr');
     const ui = this.optionalBool(raw, 'ui', 'ui') ?? false;
 
     const config: ServerConfig = { storage, listeners, ui, sourceFile: this.file, warnings: this.warnings };
@@ -265,7 +292,7 @@ class Validator {
     return config;
   }
 
-  private storage(value: unknown): ServerConfig['storage'] {
+  private async storage(value: unknown): Promise<ServerConfig['storage']> {
     const blocks = this.blocks('storage', value);
     if (blocks.length === 0) this.fail('storage', 'is required');
     if (blocks.length > 1) this.fail('storage', 'only one storage block is allowed');
@@ -292,7 +319,42 @@ class Validator {
     if (interval !== undefined) storage.snapshotIntervalMs = interval * 1000;
     const trailing = this.optionalNonNegativeInt(block.body, 'trailing_logs', `${prefix}.trailing_logs`);
     if (trailing !== undefined) storage.trailingLogs = trailing;
+    const retryJoin = await this.retryJoin(block.body['retry_join'], `${prefix}.retry_join`);
+    if (retryJoin.length > 0) storage.retryJoin = retryJoin;
     return storage;
+  }
+
+  /** Several blocks in HCL (a list), a list or a single object in JSON. */
+  private async retryJoin(value: unknown, prefix: string): Promise<RetryJoinConfig[]> {
+    if (value === undefined || value === null) return [];
+    const list = Array.isArray(value) ? value : [value];
+    const out: RetryJoinConfig[] = [];
+    for (const [index, body] of list.entries()) {
+      const at = `${prefix}[${index}]`;
+      if (!isObj(body)) this.fail(at, 'must be a block with leader_api_addr, e.g. retry_join { leader_api_addr = "https://10.0.0.1:8200" }');
+      for (const key of Object.keys(body)) {
+        if (RETRY_JOIN_KEYS.has(key)) continue;
+        this.fail(`${at}.${key}`, VAULT_RETRY_JOIN_KEYS[key] ?? 'unknown setting');
+      }
+      const addr = this.optionalUrl(body, 'leader_api_addr', `${at}.leader_api_addr`);
+      if (addr === undefined) this.fail(`${at}.leader_api_addr`, 'is required');
+      const entry: RetryJoinConfig = { leaderApiAddr: new URL(addr).origin };
+      for (const [key, field] of RETRY_JOIN_FILE_KEYS) {
+        const file = this.optionalString(body, key, `${at}.${key}`, true);
+        if (file === undefined) continue;
+        const problem = await unreadableFileProblem(file);
+        if (problem) this.fail(`${at}.${key}`, problem);
+        entry[field] = file;
+      }
+      if ((entry.leaderClientCertFile === undefined) !== (entry.leaderClientKeyFile === undefined)) {
+        const missing = entry.leaderClientCertFile === undefined ? 'leader_client_cert_file' : 'leader_client_key_file';
+        this.fail(`${at}.${missing}`, 'is required with the other half of the client certificate');
+      }
+      const servername = this.optionalString(body, 'leader_tls_servername', `${at}.leader_tls_servername`, true);
+      if (servername !== undefined) entry.leaderTlsServername = servername;
+      out.push(entry);
+    }
+    return out;
   }
 
   private async listeners(value: unknown): Promise<ListenerConfig[]> {
@@ -449,17 +511,17 @@ class Validator {
     return seconds;
   }
 
-  private optionalUrl(obj: Obj, key: string): string | undefined {
-    const v = this.optionalString(obj, key, key, true);
+  private optionalUrl(obj: Obj, key: string, field: string): string | undefined {
+    const v = this.optionalString(obj, key, field, true);
     if (v === undefined) return undefined;
     let url: URL;
     try {
       url = new URL(v);
     } catch {
-      this.fail(key, 'must be an http:// or https:// URL');
+      this.fail(field, 'must be an http:// or https:// URL');
     }
     if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') {
-      this.fail(key, 'must be an http:// or https:// URL');
+      this.fail(field, 'must be an http:// or https:// URL');
     }
     return v;
   }
