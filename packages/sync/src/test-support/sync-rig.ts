@@ -1,0 +1,31 @@
+import { Core, FakeClock, MemoryStorage, silentLogger, testing, type Operation } from '@strongroom/core';
+import type { SyncSettings } from '../destination-types';
+import { secretSync } from '../extension';
+
+/** A Core with secret sync, initialized and unsealed, driven through `core.handle` like the API does. */
+export interface SyncRig {
+  core: Core;
+  storage: MemoryStorage;
+  root: string;
+  call(op: Operation, path: string, data?: Record<string, unknown>, token?: string): Promise<testing.Reply>;
+  ok(op: Operation, path: string, data?: Record<string, unknown>, token?: string): Promise<testing.Reply>;
+  close(): Promise<void>;
+}
+
+export const TEST_SETTINGS: SyncSettings = { cloud2KeyVaultOrigins: ['https://127.0.0.1:8443'] };
+
+export async function syncRig(settings: SyncSettings = TEST_SETTINGS): Promise<SyncRig> {
+  const storage = new MemoryStorage();
+  const core = new Core({
+    storage, clock: new FakeClock(testing.START), logger: silentLogger, engines: [],
+    extensions: [(c) => secretSync({ storage: c.barrier, settings })],
+  });
+  const { keys, rootToken } = await core.initialize(1, 1);
+  await core.unseal(keys[0] as Buffer);
+  return {
+    core, storage, root: rootToken,
+    call: (op, path, data = {}, token = rootToken) => testing.callCore(core, op, path, token, data),
+    ok: (op, path, data = {}, token = rootToken) => testing.okCore(core, op, path, token, data),
+    close: () => core.close(),
+  };
+}
