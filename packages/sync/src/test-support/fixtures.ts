@@ -26,3 +26,10 @@ export const CREDENTIALS: string[] = [
   'AKIASYNCEXAMPLE00001', 'wJalrXUtnFEMI/K7MDENG/bPxRfiSYNCSECRET01', 'Cl1ent~SYNCSECRET.value_02', PRIVATE_KEY_BODY,
   'ghp_SYNCTOKEN03abcdefghijklmnopqrstuvwx', 'dh_SYNCTOKEN04_0123456789', 'SYNCSECRET', 'SYNCTOKEN', 'SYNCFAKEKEY',
 ];
+
+/** A copy of the valid body of `type`. */
+export function valid(type: string): Record<string, unknown> {
+  const body = VALID[type];
+  if (!body) throw new Error(`no fixture for ${type}`);
+  return { ...body };
+}
