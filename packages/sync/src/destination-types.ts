@@ -39,7 +39,20 @@ export interface SyncSettings {
 /** `STRONGROOM_CLOUD2_KV_ORIGINS`: a comma-separated list of extra key vault origins. */
 export function syncSettingsFromEnv(env: Record<string, string | undefined>): SyncSettings {
   const origins = (env['STRONGROOM_CLOUD2_KV_ORIGINS'] ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
-  return { cloud2KeyVaultOrigins: origins.map((o) => new URL(o).origin) };
+  return { cloud2KeyVaultOrigins: origins.map(originOf) };
+}
+
+function originOf(text: string): string {
+  let url: URL | null = null;
+  try {
+    url = new URL(text);
+  } catch {
+    // Said below, with the rule.
+  }
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.username || url.password || url.search || url.hash || url.pathname.length > 1) {
+    throw new Error(`STRONGROOM_CLOUD2_KV_ORIGINS: each entry must be an origin such as https://vault.internal:8443, not ${JSON.stringify(text)}`);
+  }
+  return url.origin;
 }
 
 const str = { type: 'string' } as const;
