@@ -87,7 +87,7 @@ describe('secret sync over HTTP', () => {
 
     const all = await send('LIST', 'sys/sync/destinations');
     expect(all.json.data).toEqual({
-      keys: ['cloud1-sm/', 'cloud2-kv/', 'cloud3-sm/', 'repohost/', 'deployhost-project/'],
+      keys: ['cloud1-sm/', 'cloud2-kv/', 'cloud3-sm/', 'deployhost-project/', 'repohost/'],
       key_info: { 'cloud1-sm/': ['aws'], 'cloud2-kv/': ['emu'], 'cloud3-sm/': ['gcp'], 'repohost/': ['gh'], 'deployhost-project/': ['web'] },
       total_destinations: 5,
     });

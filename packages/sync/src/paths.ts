@@ -41,7 +41,7 @@ export function syncPaths(deps: SyncPathDeps): PathDefinition[] {
           const all = await destinations.all(req.namespace.id);
           const key_info: Record<string, string[]> = {};
           for (const { type, names } of all) key_info[`${type}/`] = names;
-          return { data: { keys: Object.keys(key_info), key_info, total_destinations: all.reduce((n, t) => n + t.names.length, 0) } };
+          return { data: { keys: Object.keys(key_info).sort(), key_info, total_destinations: all.reduce((n, t) => n + t.names.length, 0) } };
         },
       },
     }),
