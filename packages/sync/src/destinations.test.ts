@@ -103,7 +103,9 @@ describe('sync destinations', () => {
     expect(options['secret_name_template']).toBe('vault_{{ .MountAccessor }}_{{ .SecretPath | replace "/" "_" | replace "." "_" }}');
   });
 
-  it('lists names by type and every destination grouped by type', async () => {
+  it('lists names by type and every destination grouped by type (none: 404, as for every list)', async () => {
+    expect((await rig.call('list', 'sys/sync/destinations/')).status).toBe(404);
+    expect((await rig.call('list', 'sys/sync/destinations/repohost/')).status).toBe(404);
     for (const name of ['b', 'a']) await rig.ok('update', path('repohost', name), valid('repohost'));
     await rig.ok('update', path('cloud1-sm', 'x'), valid('cloud1-sm'));
     expect(data(await rig.call('list', 'sys/sync/destinations/repohost/'))).toEqual({ keys: ['a', 'b'], total_destinations: 2 });
