@@ -21,6 +21,7 @@ module.exports = {
     '^@strongroom/cli$': '<rootDir>/packages/cli/src/index.ts',
     '^@strongroom/emulators$': '<rootDir>/packages/emulators/src/index.ts',
     '^@strongroom/snapshots$': '<rootDir>/packages/snapshots/src/index.ts',
+    '^@strongroom/sync$': '<rootDir>/packages/sync/src/index.ts',
   },
   setupFiles: ['<rootDir>/jest.setup.js'],
   testTimeout: 30000,

@@ -1,7 +1,7 @@
 /**
  * The layering of the packages, read from the sources (tests included, since a test that reaches
  * up a layer ties the lower package to the upper one just the same). A layered package (base,
- * raft, core, the engines and their cloud client, cluster) may import node's builtins, the npm
+ * raft, core, the engines and their cloud client, cluster, sync) may import node's builtins, the npm
  * packages its package.json names, and only the packages of ours its layer allows; its relative
  * imports never leave it. The packages at the top (api, cli, snapshots, the emulators) may use
  * any of ours.
@@ -37,6 +37,8 @@ function allowedOurs(name: string): ((dep: string) => boolean) | null {
   }
   // Between the core and the Raft node, under the API: never the API, the CLI, an engine or a feature.
   if (name === '@strongroom/cluster') return only('@strongroom/base', '@strongroom/core', '@strongroom/raft');
+  // A feature on the core: it learns of commits through the core's interfaces, never from the cluster or the API.
+  if (name === '@strongroom/sync') return only('@strongroom/base', '@strongroom/core');
   return null;
 }
 

@@ -10,6 +10,7 @@ import { cloud1AuthEngine } from '@strongroom/engine-cloud1-auth';
 import { cloud1SecretsEngine } from '@strongroom/engine-cloud1-secrets';
 import { makeDir } from '@strongroom/raft';
 import { automatedSnapshots } from '@strongroom/snapshots';
+import { secretSync } from '@strongroom/sync';
 import { createApp } from './app';
 import { ConfigError, type ListenerConfig, type ServerConfig } from './config';
 import { attachHttpServer } from './http/list-server';
@@ -91,6 +92,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     extensions: [
       cluster.extension(),
       (c) => automatedSnapshots({ storage: c.barrier, clock: c.clock, logger, source: () => cluster.snapshot() }),
+      (c) => secretSync({ storage: c.barrier }),
     ],
   });
   cluster.attach(core);
