@@ -9,8 +9,8 @@
  * under `/_admin/` and are unauthenticated.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Faults, HttpError, listen, type Listening } from '../json-http';
 import { badCredentials, badJson, notAccessible, notFound, RepohostError, requiresAuthentication } from './errors';
 import {
   getSecret,
@@ -57,9 +57,8 @@ const API_ROUTE =
 export class RepohostEmulator {
   private readonly store = new RepohostStore();
   private readonly tokens = new Map<string, TokenGrant>();
-  private faults = { remaining: 0, status: 503 };
-  private server!: Server;
-  private baseUrl = '';
+  private readonly faults = new Faults();
+  private listening!: Listening;
 
   private constructor() {}
 
@@ -67,39 +66,28 @@ export class RepohostEmulator {
     await sodiumReady();
     const emulator = new RepohostEmulator();
     const host = options.host ?? '127.0.0.1';
-    emulator.server = createServer((req, res) => {
-      emulator.handle(req, res).catch((error: unknown) => {
-        const failure =
-          error instanceof RepohostError ? error
-          : error instanceof URIError ? new RepohostError(400, 'Malformed percent-encoding in the URL')
-          : new RepohostError(500, 'Server Error');
-        if (!res.headersSent) send(res, failure.status, failure.body());
-        else res.destroy();
-      });
-    });
-    await new Promise<void>((resolve, reject) => {
-      emulator.server.once('error', reject);
-      emulator.server.listen(options.port ?? 0, host, () => {
-        emulator.server.off('error', reject);
-        resolve();
-      });
-    });
-    const { port } = emulator.server.address() as AddressInfo;
-    emulator.baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    // Each refusal goes out in the service's own shape, with the headers every answer carries.
+    const shaped = (error: RepohostError) => new HttpError(error.status, JSON.parse(error.body()) as unknown, commonHeaders());
+    emulator.listening = await listen({ host, ...(options.port === undefined ? {} : { port: options.port }) }, async (req, res, url) => {
+      try {
+        await emulator.handle(req, res, url);
+      } catch (error) {
+        if (error instanceof RepohostError) throw shaped(error);
+        if (error instanceof URIError) throw shaped(new RepohostError(400, 'Malformed percent-encoding in the URL'));
+        throw error;
+      }
+    }, () => shaped(new RepohostError(500, 'Server Error')));
     return emulator;
   }
 
   /** The `baseUrl` to give Octokit, e.g. `http://127.0.0.1:40123`. */
   get url(): string {
-    return this.baseUrl;
+    return this.listening.url;
   }
 
   /** Stops listening and closes every connection, idle keep-alive ones included. */
   close(): Promise<void> {
-    return new Promise((resolve) => {
-      this.server.close(() => resolve());
-      this.server.closeAllConnections();
-    });
+    return this.listening.close();
   }
 
   /** Creates the repository (or returns the existing one) and answers its public key. */
@@ -140,14 +128,14 @@ export class RepohostEmulator {
   failNextRequests(count: number, status = 503): void {
     if (!Number.isInteger(count) || count < 0) throw new RepohostError(400, 'count must be a non-negative integer');
     if (!Number.isInteger(status) || status < 400 || status > 599) throw new RepohostError(400, 'status must be 4xx or 5xx');
-    this.faults = { remaining: count, status };
+    this.faults.failNext(count, status);
   }
 
   /** Forgets repositories, tokens and pending faults. */
   reset(): void {
     this.store.repositories.clear();
     this.tokens.clear();
-    this.faults = { remaining: 0, status: 503 };
+    this.faults.failNext(0);
   }
 
   private scope(fullName: string, environment: string | undefined): SecretScope | undefined {
@@ -156,14 +144,11 @@ export class RepohostEmulator {
     return repository.environments.get(environment.toLowerCase());
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const raw = await readBody(req);
-    const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname.startsWith('/_admin/')) return this.handleAdmin(req.method ?? 'GET', url.pathname.slice('/_admin/'.length), raw, res);
-    if (this.faults.remaining > 0) {
-      this.faults.remaining--;
-      throw new RepohostError(this.faults.status, 'Service Unavailable');
-    }
+    const injected = this.faults.take();
+    if (injected !== undefined) throw new RepohostError(injected, 'Service Unavailable');
     const grant = this.authenticate(req);
     if (raw === undefined) throw new RepohostError(413, 'Request body too large');
     const route = API_ROUTE.exec(url.pathname);
@@ -181,7 +166,7 @@ export class RepohostEmulator {
     if (secrets !== undefined) return this.secretsRoute(method, repository, secretName, body, query, res);
     if (environments === undefined) {
       if (method !== 'GET') throw notFound();
-      return sendJson(res, 200, repositoryResource(repository, this.baseUrl));
+      return sendJson(res, 200, repositoryResource(repository, this.listening.url));
     }
     if (environmentName === undefined) {
       if (method !== 'GET') throw notFound();
@@ -250,8 +235,8 @@ export class RepohostEmulator {
       id: environment.id,
       node_id: Buffer.from(`Environment:${environment.id}`).toString('base64'),
       name: environment.name,
-      url: `${this.baseUrl}/${path}`,
-      html_url: `${this.baseUrl}/${repository.fullName}/deployments/activity_log?environments_filter=${encodeURIComponent(environment.name)}`,
+      url: `${this.listening.url}/${path}`,
+      html_url: `${this.listening.url}/${repository.fullName}/deployments/activity_log?environments_filter=${encodeURIComponent(environment.name)}`,
       created_at: environment.createdAt,
       updated_at: environment.updatedAt,
       protection_rules: [],
