@@ -15,9 +15,17 @@ export const MAX_NAME_BYTES = 256;
 
 // C0 and C1 controls, DEL and NUL: invisible in logs, cut C strings short, and never in a URL.
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
-// A high surrogate not followed by a low one, or a low one not preceded by a high one: a string
-// no UTF-8 encoder can write, so it would come back from storage as something else.
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+// In a Unicode-aware pattern a surrogate pair is one code point, so this matches only a lone one.
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * Whether `text` holds a lone UTF-16 surrogate (JSON lets "\ud800" through): no character, and
+ * no UTF-8 encoder can write it, so it would come back from a path, a URL or storage as
+ * something else.
+ */
+export function hasLoneSurrogate(text: string): boolean {
+  return LONE_SURROGATE.test(text);
+}
 
 /**
  * Throws a BadRequestError naming `field` unless `name` is a string of at most MAX_NAME_BYTES,
@@ -33,7 +41,7 @@ export function checkPathName(field: string, name: unknown): asserts name is str
   if (CONTROL.test(name)) {
     throw new BadRequestError(`invalid value for "${field}": must not contain NUL or other control characters`);
   }
-  if (LONE_SURROGATE.test(name)) {
+  if (hasLoneSurrogate(name)) {
     throw new BadRequestError(`invalid value for "${field}": must be valid Unicode text (it holds a lone surrogate)`);
   }
   if (name.split('/').some((seg) => seg === '.' || seg === '..')) {

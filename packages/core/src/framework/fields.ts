@@ -1,4 +1,5 @@
 import { BadRequestError } from '../errors';
+import { hasLoneSurrogate } from '../path-names';
 import { parseDurationSeconds } from './duration';
 
 export type FieldType =
@@ -30,14 +31,9 @@ function fail(name: string, rule: string): never {
   throw new BadRequestError(`invalid value for "${name}": ${rule}`);
 }
 
-/**
- * A lone UTF-16 surrogate (JSON lets "\ud800" through) is no character: it cannot be encoded
- * into a path, a URL or UTF-8 storage without loss or an exception, so no text field takes one.
- */
-const LONE_SURROGATE = /\p{Cs}/u;
-
+/** No text field takes a lone surrogate (see hasLoneSurrogate). */
 function text(name: string, value: string): string {
-  if (LONE_SURROGATE.test(value)) fail(name, 'not valid Unicode text (it has a lone surrogate)');
+  if (hasLoneSurrogate(value)) fail(name, 'not valid Unicode text (it has a lone surrogate)');
   return value;
 }
 
