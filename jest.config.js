@@ -22,6 +22,7 @@ module.exports = {
     '^@strongroom/emulators$': '<rootDir>/packages/emulators/src/index.ts',
     '^@strongroom/snapshots$': '<rootDir>/packages/snapshots/src/index.ts',
     '^@strongroom/sync$': '<rootDir>/packages/sync/src/index.ts',
+    '^@strongroom/replication$': '<rootDir>/packages/replication/src/index.ts',
   },
   setupFiles: ['<rootDir>/jest.setup.js'],
   testTimeout: 30000,

@@ -1,0 +1,1 @@
+export { classifyKey, CLUSTER_LOCAL_PREFIX, type KeyClass } from './key-space';
