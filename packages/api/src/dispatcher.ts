@@ -362,7 +362,8 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
   cluster?.serveCalls(serveCall);
 
   return async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (cluster && !core.active && !core.sealed) {
+    // A DR secondary has no active node to forward to: each node answers its own few paths.
+    if (cluster && !core.active && !core.sealed && !core.drSecondary) {
       const url = req.url ?? '/';
       const q = url.indexOf('?');
       const path = q === -1 ? url.slice(4) : url.slice(4, q);

@@ -258,7 +258,8 @@ export class ClusterNode implements ClusterControl {
     return this.lastAdvert.advert;
   }
 
-  private leaderInfo(): LeaderInfo | null {
+  /** The leader's addresses, as sys/leader reports them; null while no leader is known. */
+  leaderInfo(): LeaderInfo | null {
     const node = this.node;
     if (!node || node.leader === null) return null;
     const advert = this.leaderAdvert(node);
@@ -610,6 +611,26 @@ export class ClusterNode implements ClusterControl {
    * Makes the core active exactly while this node leads (and has applied everything committed
    * before), a standby otherwise. Runs one step at a time; a failed activation retries.
    */
+  get nodeId(): string {
+    return this.options.nodeId;
+  }
+
+  /** The cluster CA every member's certificate chains to (PEM), once this node belongs to a cluster. */
+  clusterCaCert(): string | null {
+    return this.tls?.caCert ?? null;
+  }
+
+  /** Checks again whether the core should be active (the cluster's replication role changed). */
+  refreshActive(): Promise<void> {
+    this.reconcile();
+    return this.reconciling;
+  }
+
+  /** Whether this node leads its Raft cluster (on a DR secondary, whose core is never active, the node that replicates). */
+  get leads(): boolean {
+    return this.node?.isLeader ?? false;
+  }
+
   private reconcile(): void {
     this.reconciling = this.reconciling.then(() => this.reconcileNow()).catch(async (err: unknown) => {
       if (err instanceof SealedError && this.core && !this.core.sealed) {
@@ -629,7 +650,8 @@ export class ClusterNode implements ClusterControl {
     const core = this.core;
     const node = this.node;
     if (!core || this.closed) return;
-    const leading = node !== null && node.isLeader;
+    // A DR secondary's core stays a standby on every node until the cluster is promoted.
+    const leading = node !== null && node.isLeader && !core.drSecondary;
     // Active under an earlier term means the lead was lost and regained in between: another
     // leader may have changed anything this core holds in memory, so it starts over.
     if (core.active && (!leading || node.status().term !== this.activeTerm)) await core.deactivate();

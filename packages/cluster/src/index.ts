@@ -1,6 +1,7 @@
 export { ClusterNode } from './cluster-node';
 export type { ClusterNodeOptions } from './cluster-node';
 export type { ClusterRouting } from './routing';
+export type { Advert } from './advert';
 export { FORWARDED_HEADER, ForwardingAuth } from './forwarding-auth';
 export {
   decodeForwardedRequest, decodeForwardedResponse, encodeForwardedRequest, encodeForwardedResponse, NOT_ACTIVE,

@@ -71,6 +71,17 @@ export interface CoreExtension {
   service?: BackgroundService;
 }
 
+/** The replication roles of this node's cluster, as health and the DR secondary gate read them. */
+export interface ReplicationRoles {
+  drMode(): 'disabled' | 'primary' | 'secondary';
+  performanceMode(): 'disabled' | 'primary' | 'secondary';
+  /** Whether a DR secondary serves `path` (its own endpoints); every other path is refused there. */
+  servesOnDrSecondary(path: string): boolean;
+}
+
+/** Paths every DR secondary serves, besides the replication package's own. */
+const DR_SECONDARY_PATHS = new Set(['sys/health', 'sys/seal-status', 'sys/unseal', 'sys/leader']);
+
 /** Who leads the cluster, as `sys/leader` and health report it. */
 export interface LeaderInfo {
   self: boolean;
@@ -167,6 +178,8 @@ export class Core {
   private readonly tokenBackend: Backend;
   clusterId = '';
   readonly ha: HaHooks | null;
+  /** Set by the replication package: this cluster's roles. Without it, replication is disabled. */
+  replication: ReplicationRoles | null = null;
   private readonly physical: CachedStorage;
   private readonly sealedPaths: Set<string>;
   private unsealedAt = 0;
@@ -553,8 +566,16 @@ export class Core {
 
   // ---- requests -------------------------------------------------------------------------
 
+  /** A DR secondary serves nothing but its own endpoints until it is promoted. */
+  get drSecondary(): boolean {
+    return this.replication?.drMode() === 'secondary';
+  }
+
   async handle(request: CoreRequest): Promise<CoreReply> {
     const fullPath = request.path.replace(/^\/+/, '');
+    if (this.drSecondary && !DR_SECONDARY_PATHS.has(fullPath) && !this.replication?.servesOnDrSecondary(fullPath)) {
+      throw new BadRequestError(`path disabled in replication DR secondary mode: ${fullPath}`);
+    }
     const header = NAMESPACE_FREE_PATHS.has(fullPath) ? undefined : request.headers?.['x-vault-namespace'];
     if (!this.ready) {
       if (this.sealedPaths.has(fullPath) && !header) return this.handleSealed(fullPath, request);

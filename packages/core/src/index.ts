@@ -29,7 +29,7 @@ export type { ConformanceSubject } from '@strongroom/base';
 export { openWithRootKey } from './seal/seal-manager';
 export type { SealConfig } from './seal/seal-manager';
 export { Core, PERIODIC_INTERVAL_MS, SYSTEM_DEFAULT_TTL, SYSTEM_MAX_TTL, VERSION } from './core';
-export type { BackgroundService, CoreExtension, CoreOptions, CoreReply, CoreRequest, HaHooks, LeaderInfo } from './core';
+export type { BackgroundService, CoreExtension, CoreOptions, CoreReply, CoreRequest, HaHooks, LeaderInfo, ReplicationRoles } from './core';
 export type { MountConfig, MountEntry } from './mounts/mount-table';
 export { ACL, DEFAULT_POLICY_TEXT, parsePolicy } from './policy';
 export type { Capability, Policy } from './policy';

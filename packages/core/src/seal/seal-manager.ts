@@ -211,6 +211,38 @@ export class SealManager {
     }
   }
 
+  /**
+   * Whether the stored keyring opens with the root key this node holds. On a DR secondary it
+   * stops doing so once the primary's keyring has arrived, until the node holds the primary's key.
+   */
+  async holdsStoredRootKey(): Promise<boolean> {
+    const sealed = await this.physical.get(KEYRING_KEY);
+    return sealed !== null && this.rootKey !== null && this.opensKeyring(sealed);
+  }
+
+  /**
+   * Makes `rootKey` this node's, if the stored keyring opens with it: a DR secondary takes the
+   * primary's root key (rebuilt from the primary's shares) before it serves as a primary.
+   */
+  async adoptRootKey(rootKey: Buffer): Promise<boolean> {
+    if (this.barrier.sealed) throw new SealedError();
+    const sealed = await this.physical.get(KEYRING_KEY);
+    if (!sealed) return false;
+    let keyring: Keyring;
+    try {
+      keyring = Keyring.open(rootKey, sealed);
+    } catch {
+      return false;
+    }
+    this.rootKey?.fill(0);
+    this.rootKey = Buffer.from(rootKey);
+    this.config = null;
+    const live = this.barrier.keyring();
+    this.barrier.unseal(keyring);
+    live.wipe();
+    return true;
+  }
+
   /** Forgets the cached seal configuration (after a snapshot restore replaced storage). */
   forgetConfig(): void {
     this.config = null;

@@ -109,9 +109,11 @@ export function sealPaths(core: Core): PathDefinition[] {
           const initialized = await core.seal.initialized();
           const sealed = core.sealed;
           const standby = core.standby;
+          const drMode = core.replication?.drMode() ?? 'disabled';
           let status: number;
           if (!initialized) status = statusCode(f, 'uninitcode', 501);
           else if (sealed) status = statusCode(f, 'sealedcode', 503);
+          else if (drMode === 'secondary') status = statusCode(f, 'drsecondarycode', 472);
           else if (standby) status = f.bool('standbyok') ? statusCode(f, 'activecode', 200) : statusCode(f, 'standbycode', 429);
           else status = statusCode(f, 'activecode', 200);
           return {
@@ -119,7 +121,7 @@ export function sealPaths(core: Core): PathDefinition[] {
               status,
               body: {
                 initialized, sealed, standby, performance_standby: false,
-                replication_performance_mode: 'disabled', replication_dr_mode: 'disabled',
+                replication_performance_mode: core.replication?.performanceMode() ?? 'disabled', replication_dr_mode: drMode,
                 server_time_utc: Math.floor(core.clock.now() / 1000), version: VERSION, enterprise: false,
                 ...(sealed ? {} : { cluster_name: core.clusterName, cluster_id: core.clusterId }),
               },
