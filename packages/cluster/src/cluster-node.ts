@@ -615,11 +615,6 @@ export class ClusterNode implements ClusterControl {
     return this.options.nodeId;
   }
 
-  /** The cluster CA every member's certificate chains to (PEM), once this node belongs to a cluster. */
-  clusterCaCert(): string | null {
-    return this.tls?.caCert ?? null;
-  }
-
   /** Checks again whether the core should be active (the cluster's replication role changed). */
   refreshActive(): Promise<void> {
     this.reconcile();
