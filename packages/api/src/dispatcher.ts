@@ -280,7 +280,7 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
       stream: () => Readable.from([call.body]),
     };
     // Never forwarded a second time: the standby that sent it finds the new active node itself.
-    if (!core.active) throw new Error(NOT_ACTIVE);
+    if (!core.active && !core.drSecondary) throw new Error(NOT_ACTIVE);
     const reply = await execute(input);
     let { status, body } = reply;
     if (body instanceof Readable) {
@@ -362,14 +362,16 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
   cluster?.serveCalls(serveCall);
 
   return async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    // A DR secondary has no active node to forward to: each node answers its own few paths.
-    if (cluster && !core.active && !core.sealed && !core.drSecondary) {
+    // A DR secondary has no active node: each node answers status itself, and the DR operations
+    // (writes) go to the node that leads its Raft cluster, which runs its replication.
+    const drSecondary = core.drSecondary;
+    if (cluster && !core.active && !core.sealed && (!drSecondary || (req.method !== 'GET' && req.method !== 'HEAD'))) {
       const url = req.url ?? '/';
       const q = url.indexOf('?');
       const path = q === -1 ? url.slice(4) : url.slice(4, q);
-      const local = core.isLocalPath(path);
+      const local = drSecondary ? !path.startsWith('sys/replication/') : core.isLocalPath(path);
       // Just after a restart or an election a standby may not know the active node yet.
-      const active = local ? null : cluster.activeAddress() ?? (await cluster.awaitActive());
+      const active = local ? null : drSecondary ? cluster.activeAddress() : cluster.activeAddress() ?? (await cluster.awaitActive());
       if (active !== null && !core.active) {
         if (req.headers['x-vault-no-request-forwarding'] !== undefined) redirectToActive(req, res, active);
         else {
