@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { run, startDevServer, type DevServer, type RunOptions } from './test-support/cli-runner';
 
 /** operator generate-root against a real dev server (one unseal key), through the built binary. */
@@ -81,6 +84,21 @@ describe('strongroom operator generate-root', () => {
     const done = JSON.parse((await cli(['operator', 'generate-root', '-format=json', `-nonce=${started.nonce}`, dev.unsealKey])).out);
     const token = (await cli(['operator', 'generate-root', `-decode=${done.encoded_token}`, `-otp=${otp}`])).out.trim();
     expect((await cli(['token', 'lookup'], { env: { VAULT_TOKEN: token } })).code).toBe(0);
+
+    // A key file that is no OpenPGP key reaches the server (binary as base64) and is refused there.
+    const dir = mkdtempSync(join(tmpdir(), 'strongroom-pgp-'));
+    try {
+      writeFileSync(join(dir, 'key.bin'), Buffer.from([0x99, 0x00, 0xff, 0x10, 0x20]));
+      writeFileSync(join(dir, 'key.asc'), '-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nnot a key\n-----END PGP PUBLIC KEY BLOCK-----\n');
+      for (const file of ['key.bin', 'key.asc']) {
+        const refused = await cli(['operator', 'generate-root', '-init', `-pgp-key=${join(dir, file)}`]);
+        expect(refused).toMatchObject({ code: 2, err: expect.stringContaining('"pgp_key"') });
+      }
+      const missing = await cli(['operator', 'generate-root', '-init', `-pgp-key=${join(dir, 'none')}`]);
+      expect(missing).toMatchObject({ code: 1, err: expect.stringContaining('ENOENT') });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
 
     // This server is no DR secondary: the path is not served, and the error names it.
     const dr = await cli(['operator', 'generate-root', '-dr-token', '-status']);

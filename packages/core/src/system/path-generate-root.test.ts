@@ -78,6 +78,19 @@ describe('sys/generate-root', () => {
     expect(second.message).toMatch(/already in progress.*one/);
   });
 
+  it('starts one attempt when two starts race, and counts shares given at once one by one', async () => {
+    const r = await rig({ shares: 5, threshold: 3 });
+    const starts = await Promise.all([r.call('update', ATTEMPT, undefined), r.call('update', ATTEMPT, undefined)]);
+    expect(starts.map((s) => s.status).sort()).toEqual([200, 400]);
+    const winner = starts.find((s) => s.status === 200)?.body;
+    expect((await r.ok('read', ATTEMPT, undefined)).body.nonce).toBe(winner.nonce);
+
+    const replies = await Promise.all([0, 1, 2].map((i) => r.ok('update', UPDATE, undefined, { key: r.keys[i]?.toString('hex'), nonce: winner.nonce })));
+    expect(replies.map((x) => x.body.progress).sort()).toEqual([1, 2, 3]);
+    const done = replies.find((x) => x.body.complete)?.body;
+    expect(await r.works(decodeWithOtp(done.encoded_token, winner.otp))).toBe(true);
+  });
+
   it('refuses a share with a wrong nonce or without an attempt, and a share given twice', async () => {
     const r = await twoOfThree();
     const none = await failure(r.call('update', UPDATE, undefined, { key: r.keys[0]?.toString('hex'), nonce: 'x' }));
