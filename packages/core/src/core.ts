@@ -20,9 +20,10 @@ import { PrefixedStorage } from './storage/logical';
 import { CachedStorage } from './storage/cached-storage';
 import type { Storage } from './storage/storage';
 import { systemPaths } from './system/paths';
+import { TokenGeneration } from './system/root-generation';
 import { tokenPaths } from './token/paths';
 import type { TokenEntry } from './token/token-entry';
-import { TokenStore } from './token/token-store';
+import { rootTokenFields, TokenStore } from './token/token-store';
 import { AuditBroker } from './audit/broker';
 import { auditAuthOf, auditErrorOf, auditResponseOf, auditWrapInfoOf } from './audit/from-core';
 import type { AuditRequestInput } from './audit/types';
@@ -173,6 +174,8 @@ export class Core {
   private readonly engines = { secret: new Map<string, EngineFactory>(), auth: new Map<string, EngineFactory>() };
   readonly wrapping = new ResponseWrapper(this, SYSTEM_MAX_TTL);
   readonly expiration: ExpirationManager;
+  /** `sys/generate-root`: its attempt lives in memory on the active node and ends when it stops serving. */
+  readonly rootGeneration: TokenGeneration;
   private readonly instances = new Map<string, Backend>();
   private readonly systemBackend: Backend;
   private readonly tokenBackend: Backend;
@@ -219,6 +222,10 @@ export class Core {
     this.expiration = new ExpirationManager(this.barrier, this.clock, this.logger, { resolve: (lease) => this.leaseTarget(lease) });
     this.tokens.onRevoked = (hash) => this.expiration.revokeByToken(hash);
     this.ha = options.ha ?? null;
+    this.rootGeneration = new TokenGeneration({
+      shares: this.seal, what: 'root token', rootToken: true,
+      issue: async () => (await this.tokens.create(rootTokenFields(this.clock.now()))).id,
+    });
     const extensions = (options.extensions ?? []).map((extend) => extend(this));
     this.sealedPaths = new Set([...SEALED_PATHS, ...extensions.flatMap((e) => e.sealedPaths ?? [])]);
     this.services = extensions.flatMap((e) => (e.service ? [e.service] : []));
@@ -341,12 +348,7 @@ export class Core {
       await this.namespaces.root.load();
       await this.setupNamespace(this.namespaces.root);
       await this.tokens.setup();
-      const now = this.clock.now();
-      const { id } = await this.tokens.create({
-        policies: ['root'], path: 'auth/token/root', meta: {}, displayName: 'root', numUses: 0, creationTime: now,
-        creationTtl: 0, expireTime: 0, explicitMaxTtl: 0, period: 0, renewable: false, type: 'service', boundCidrs: [],
-        entityId: '', namespace: 'root',
-      }, rootTokenId);
+      const { id } = await this.tokens.create(rootTokenFields(this.clock.now()), rootTokenId);
       await this.seal.commitInitialization();
       return { keys, rootToken: id };
     } finally {
@@ -427,6 +429,7 @@ export class Core {
   /** Stops serving and background work and forgets everything loaded; the barrier stays as it is. */
   private async unload(): Promise<void> {
     this.ready = false;
+    this.rootGeneration.reset();
     for (const service of this.services) {
       await service.stop().catch((err: unknown) => this.logger.error('stopping a background service failed', { err }));
     }

@@ -43,3 +43,11 @@ export type { LoginRenewal, LoginRenewRequest, LoginResult } from './framework/t
 export { KeyedMutex } from './keyed-mutex';
 export { checkPathName } from './path-names';
 export type { DescribeChange, EngineChange, LogicalChange, LogicalOp, MountRef } from './logical-change';
+export { TokenGeneration } from './system/root-generation';
+export type { GenerationStatus, ShareCheck, StartOptions, TokenGenerationOptions } from './system/root-generation';
+export { tokenGenerationPaths } from './system/path-generate-root';
+export {
+  drOperationTokenGeneration, drOperationTokenPaths, drOperationTokenSealedPaths, issueDrOperationToken, revokeDrOperationToken,
+  verifyDrOperationToken,
+} from './system/dr-operation-token';
+export type { DrOperationTokenSetup, DrOperationTokenStore } from './system/dr-operation-token';

@@ -1,7 +1,9 @@
-import { boolFlag, intFlag, UsageError, type ParsedArgs } from '../args';
+import { boolFlag, intFlag, type ParsedArgs } from '../args';
 import { ApiError, apiRequest, ConnectionError } from '../client';
 import { clientOf, success, type Command, type Context } from '../command';
 import { kvTable, outputOptions, printStructured } from '../output';
+import { generateRootCommand } from './generate-root';
+import { unsealKey } from './key-share';
 import { raftCommands } from './raft';
 
 function printStatus(args: ParsedArgs, ctx: Context, s: Record<string, unknown>): void {
@@ -15,22 +17,6 @@ function printStatus(args: ParsedArgs, ctx: Context, s: Record<string, unknown>)
     ...(s['cluster_id'] ? [['Cluster ID', s['cluster_id']] as [string, unknown]] : []),
   ];
   ctx.out.write(kvTable(rows));
-}
-
-/** Where the key comes from: the argument, a hidden prompt on a terminal, else stdin's first line. */
-async function unsealKey(args: ParsedArgs, ctx: Context): Promise<string> {
-  const given = args.positional[0];
-  if (given !== undefined && given !== '-') return given;
-  if (given === undefined && ctx.promptHidden) {
-    try {
-      return (await ctx.promptHidden('Unseal Key (will be hidden): ')).trim();
-    } catch (err) {
-      throw new UsageError(`no unseal key read: ${(err as Error).message}`);
-    }
-  }
-  const line = ctx.stdin().split(/\r?\n/)[0]?.trim() ?? '';
-  if (line === '') throw new UsageError('no unseal key: give it as the argument, type it at the prompt (a terminal) or send it on stdin');
-  return line;
 }
 
 export const operatorCommands: Command[] = [
@@ -115,5 +101,6 @@ export const operatorCommands: Command[] = [
       return success(ctx, 'Strongroom is sealed.');
     },
   },
+  generateRootCommand,
   ...raftCommands,
 ];

@@ -26,7 +26,7 @@ export interface SealStatus {
 const ROOT_KEY_BYTES = 32;
 
 /** A single share is the root key itself; a Shamir share carries one extra byte (its x coordinate). */
-function shareLength(config: SealConfig): number {
+export function shareLength(config: SealConfig): number {
   return config.secret_shares === 1 ? ROOT_KEY_BYTES : ROOT_KEY_BYTES + 1;
 }
 
@@ -155,6 +155,23 @@ export class SealManager {
     this.rootKey = rootKey;
     this.barrier.unseal(keyring);
     return true;
+  }
+
+  /**
+   * Whether `rootKey` opens the keyring in storage: the proof that a set of key shares is this
+   * server's, for work that needs the shares without unsealing (root token generation). It
+   * reads only storage, so it also answers on a standby and on a DR secondary, whose stored
+   * keyring is its primary's.
+   */
+  async isRootKey(rootKey: Buffer): Promise<boolean> {
+    const sealed = await this.physical.get(KEYRING_KEY);
+    if (!sealed) return false;
+    try {
+      Keyring.open(rootKey, sealed).wipe();
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /**

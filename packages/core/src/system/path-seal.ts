@@ -16,7 +16,7 @@ async function sealStatusBody(core: Core) {
 }
 
 /** Accepts an unseal key as hex (as `keys` prints it) or base64 (as `keys_base64` does). */
-function decodeKey(raw: string): Buffer {
+export function decodeKey(raw: string): Buffer {
   const text = raw.trim();
   if (/^[0-9a-fA-F]+$/.test(text) && text.length % 2 === 0) return Buffer.from(text, 'hex');
   if (/^[A-Za-z0-9+/]+={0,2}$/.test(text)) return Buffer.from(text, 'base64');

@@ -10,8 +10,9 @@ import { namespacePaths } from './path-namespaces';
 import { auditPaths } from './path-audit';
 import { pluginPaths } from './path-plugins';
 import { customMessagePaths } from './path-custom-messages';
+import { generateRootPaths } from './path-generate-root';
 
 /** The `sys/` backend's path table, in match order. */
 export function systemPaths(core: Core): PathDefinition[] {
-  return [...sealPaths(core), ...mountPaths(core), ...policyPaths(core), ...capabilityPaths(core), ...wrappingPaths(core), ...leasePaths(core), ...namespacePaths(core), ...auditPaths(() => core.audit), ...pluginPaths(core), ...customMessagePaths(core)];
+  return [...sealPaths(core), ...mountPaths(core), ...policyPaths(core), ...capabilityPaths(core), ...wrappingPaths(core), ...leasePaths(core), ...namespacePaths(core), ...auditPaths(() => core.audit), ...pluginPaths(core), ...customMessagePaths(core), ...generateRootPaths(core)];
 }

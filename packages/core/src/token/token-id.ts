@@ -13,6 +13,9 @@ export function newServiceTokenId(): string {
   return `hvs.${randomBase62(24)}`;
 }
 
+/** The length of every `newServiceTokenId`: a root token generation's one-time password has it. */
+export const SERVICE_TOKEN_LENGTH = 'hvs.'.length + 24;
+
 export function newAccessor(): string {
   return randomBase62(24);
 }

@@ -22,6 +22,15 @@ const SPENT_LIMIT = 1_000;
 
 export type NewToken = Omit<TokenEntry, 'hash' | 'accessor'>;
 
+/** A root token as init and root token generation make it: policy root, no TTL, no parent. */
+export function rootTokenFields(now: number): NewToken {
+  return {
+    policies: ['root'], path: 'auth/token/root', meta: {}, displayName: 'root', numUses: 0, creationTime: now,
+    creationTtl: 0, expireTime: 0, explicitMaxTtl: 0, period: 0, renewable: false, type: 'service', boundCidrs: [],
+    entityId: '', namespace: 'root',
+  };
+}
+
 /**
  * Tokens, stored only under the salted hash of their ID. A token is valid while it exists, has
  * not expired and (unless it is an orphan) every ancestor is valid too: checking the chain on
