@@ -27,6 +27,7 @@ export type { LogicalStorage } from './storage/logical';
 export { runStorageConformance } from '@strongroom/base';
 export type { ConformanceSubject } from '@strongroom/base';
 export { openWithRootKey } from './seal/seal-manager';
+export { combineShares } from './seal/shamir';
 export type { SealConfig, SealSetup } from './seal/seal-manager';
 export { AutoSealError } from './seal/auto-seal';
 export type { AutoSeal } from './seal/auto-seal';
