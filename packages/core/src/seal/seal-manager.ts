@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock';
-import { BadRequestError, SealedError } from '../errors';
+import { BadRequestError, SealedError, StandbyError } from '../errors';
 import { deleteTree } from '../storage/logical';
 import type { Storage } from '../storage/storage';
 import type { AutoSeal } from './auto-seal';
@@ -417,7 +417,7 @@ export class SealManager {
     try {
       await this.physical.txn(ops);
     } catch (err) {
-      if (err instanceof SealedError || (err as { code?: string }).code === 'standby') {
+      if (err instanceof StandbyError) {
         throw new BadRequestError('the seal migration must run on the node that leads the cluster (its Raft leader); nothing was changed, give the keys there', { cause: err });
       }
       throw err;
