@@ -293,7 +293,8 @@ class Validator {
       warn: (field) => this.warn(field),
     });
 
-    const config: ServerConfig = { storage, listeners, ui, seals, sourceFile: this.file, warnings: this.warnings };
+    const config: ServerConfig = { storage, listeners, ui, sourceFile: this.file, warnings: this.warnings };
+    if (seals.length > 0) config.seals = seals;
     if (apiAddr !== undefined) config.apiAddr = apiAddr;
     if (clusterAddr !== undefined) config.clusterAddr = clusterAddr;
     return config;
