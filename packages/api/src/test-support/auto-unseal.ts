@@ -3,16 +3,17 @@ import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '@strongroom/core';
-import { parseConfig } from '../config';
+import { parseConfig, type ListenerConfig } from '../config';
 import { startServer, type RunningServer } from '../server';
-import { call, initAndUnseal, startTestServer, type TestServer } from './servers';
+import { initAndUnseal, startTestServer, type TestServer } from './servers';
 
 /** A server with a transit mount and key, as the unsealer of the servers under test. */
-export async function startUnsealer(keyName = 'autounseal'): Promise<TestServer & { token: string }> {
-  const t = await startTestServer({}, 'unsealer');
+export async function startUnsealer(listener: Partial<ListenerConfig> = {}, keyName = 'autounseal'): Promise<TestServer & { token: string }> {
+  const t = await startTestServer(listener, 'unsealer');
   const token = await initAndUnseal(t);
-  await call(t.url, 'POST', 'sys/mounts/transit', { token, body: { type: 'transit' } });
-  await call(t.url, 'POST', `transit/keys/${keyName}`, { token, body: {} });
+  const core = t.server.core;
+  await core.handle({ operation: 'update', path: 'sys/mounts/transit', token, data: { type: 'transit' } });
+  await core.handle({ operation: 'update', path: `transit/keys/${keyName}`, token, data: {} });
   return { ...t, token };
 }
 

@@ -1,3 +1,5 @@
+import { StrongroomError } from '../errors';
+
 /**
  * A seal that keeps the root key wrapped by a key held elsewhere (another server's transit
  * key), so a node can unseal itself. Only what the root key is wrapped with leaves the node:
@@ -12,7 +14,12 @@ export interface AutoSeal {
   close(): void;
 }
 
-/** The seal the unsealer could not be reached or refused: the message names the address and the cause, never a secret. */
-export class AutoSealError extends Error {
-  override readonly name = 'AutoSealError';
+/**
+ * The unsealer could not be reached or refused: a 502, since the fault is upstream of this
+ * server. The message names the address and the cause, never a secret.
+ */
+export class AutoSealError extends StrongroomError {
+  constructor(message: string) {
+    super('auto_seal_unavailable', 502, message);
+  }
 }
