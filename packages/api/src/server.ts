@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import * as tls from 'node:tls';
 import { ClusterNode } from '@strongroom/cluster';
-import { Core, createLogger, type EngineFactory, type Logger } from '@strongroom/core';
+import { Core, createLogger, systemClock, TransitSeal, type EngineFactory, type Logger, type SealSetup } from '@strongroom/core';
 import { kvEngine } from '@strongroom/engine-kv';
 import { transitEngine } from '@strongroom/engine-transit';
 import { cloud1AuthEngine } from '@strongroom/engine-cloud1-auth';
@@ -12,7 +13,7 @@ import { makeDir } from '@strongroom/raft';
 import { automatedSnapshots } from '@strongroom/snapshots';
 import { secretSync } from '@strongroom/sync';
 import { createApp } from './app';
-import { ConfigError, type ListenerConfig, type ServerConfig } from './config';
+import { ConfigError, type ListenerConfig, type ServerConfig, type TransitSealConfig } from './config';
 import { attachHttpServer } from './http/list-server';
 import { batchRequests } from './http/request-batch';
 
@@ -88,7 +89,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     },
   });
   const core = new Core({
-    storage: cluster.storage, commits: cluster.feed, logger, engines: ENGINES, ha: cluster.hooks(),
+    storage: cluster.storage, commits: cluster.feed, logger, engines: ENGINES, ha: cluster.hooks(), seals: await sealsOf(config, logger),
     extensions: [
       cluster.extension(),
       (c) => automatedSnapshots({ storage: c.barrier, clock: c.clock, logger, source: () => cluster.snapshot() }),
@@ -118,6 +119,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     await requireFreeClusterPort(config, first);
     await createStorageDir(config);
     await cluster.start(addresses[0] as string);
+    core.startAutoUnseal();
   } catch (err) {
     for (const l of listening) l.listener.close();
     await cluster.close();
@@ -161,6 +163,38 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   started = true;
   markStarted();
   return running;
+}
+
+/** The configured seals as the core uses them; their TLS files are read here, once. */
+async function sealsOf(config: ServerConfig, logger: Logger): Promise<SealSetup> {
+  const setup: SealSetup = {};
+  for (const seal of config.seals ?? []) {
+    const built = await transitSeal(config, seal, logger);
+    if (seal.disabled) setup.disabledSeal = built;
+    else setup.autoSeal = built;
+  }
+  return setup;
+}
+
+async function transitSeal(config: ServerConfig, seal: TransitSealConfig, logger: Logger): Promise<TransitSeal> {
+  const read = async (file: string | undefined, field: string): Promise<string | undefined> => {
+    if (file === undefined) return undefined;
+    try {
+      return await readFile(file, 'utf8');
+    } catch (err) {
+      throw new ConfigError(config.sourceFile, `seal.transit.${field}`, `file "${file}" cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+  };
+  const ca = await read(seal.tlsCaCert, 'tls_ca_cert');
+  const cert = await read(seal.tlsClientCert, 'tls_client_cert');
+  const key = await read(seal.tlsClientKey, 'tls_client_key');
+  return new TransitSeal({
+    address: seal.address, token: seal.token, keyName: seal.keyName, mountPath: seal.mountPath, clock: systemClock, logger,
+    tlsSkipVerify: seal.tlsSkipVerify, disableRenewal: seal.disableRenewal,
+    ...(seal.namespace ? { namespace: seal.namespace } : {}),
+    ...(ca ? { tlsCaCert: ca } : {}), ...(cert ? { tlsClientCert: cert } : {}), ...(key ? { tlsClientKey: key } : {}),
+    ...(seal.tlsServerName ? { tlsServerName: seal.tlsServerName } : {}),
+  });
 }
 
 /**

@@ -346,7 +346,7 @@ export class ClusterNode implements ClusterControl {
     await refuseMember();
     const leaderTls = options.leaderTls ?? {};
     const reply = await this.callLeader(leaderApiAddr, 'sys/storage/raft/bootstrap/challenge', { server_id: this.options.nodeId }, leaderTls, options.signal);
-    const data = reply['data'] as { challenge?: string; seal_config?: SealConfig; tls?: string; leader_id?: string; cluster_addr?: string } | undefined;
+    const data = reply['data'] as { challenge?: string; seal_config?: SealConfig; tls?: string; leader_id?: string; cluster_addr?: string; wrapped_root_key?: string } | undefined;
     if (!data?.challenge || !data.seal_config || !data.tls || !data.leader_id || !data.cluster_addr) {
       throw new BadRequestError(`the leader at ${leaderApiAddr} did not answer with a join challenge`);
     }
@@ -362,8 +362,8 @@ export class ClusterNode implements ClusterControl {
       leaderId: data.leader_id, leaderClusterAddr: hostPortOf(data.cluster_addr), nonVoter: options.nonVoter,
       leaderTls,
     };
-    core.seal.useJoinConfig(data.seal_config);
-    this.options.logger.info('join pending: unseal this node with the cluster\'s keys', { leader: leaderApiAddr });
+    core.seal.useJoinConfig(data.seal_config, data.wrapped_root_key);
+    this.options.logger.info(data.wrapped_root_key ? 'join pending: this node unseals itself through its auto seal' : 'join pending: unseal this node with the cluster\'s keys', { leader: leaderApiAddr });
   }
 
   /**
@@ -512,7 +512,7 @@ export class ClusterNode implements ClusterControl {
     this.options.logger.warn('removed a member whose join failed', { node_id: id });
   }
 
-  async challenge(serverId: string): Promise<{ challenge: string; sealConfig: SealConfig; tls: string; leaderId: string; clusterAddr: string }> {
+  async challenge(serverId: string): Promise<{ challenge: string; sealConfig: SealConfig; tls: string; leaderId: string; clusterAddr: string; wrappedRootKey: string | null }> {
     const core = this.requireActive();
     const sealConfig = await core.seal.sealConfig();
     if (!sealConfig) throw new SealedError();
@@ -528,7 +528,7 @@ export class ClusterNode implements ClusterControl {
     return {
       challenge: core.seal.sealForRootKeyHolder(answer, CHALLENGE_PURPOSE).toString('base64'), sealConfig,
       tls: core.seal.sealForRootKeyHolder(Buffer.from(JSON.stringify(this.tls)), TLS_PURPOSE).toString('base64'),
-      leaderId: this.options.nodeId, clusterAddr: `https://${this.advert.cluster}`,
+      leaderId: this.options.nodeId, clusterAddr: `https://${this.advert.cluster}`, wrappedRootKey: await core.seal.wrappedRootKey(),
     };
   }
 

@@ -60,7 +60,7 @@ export interface ClusterControl {
    * joining node needs before it is added (the cluster's TLS, readable with the root key, and
    * the leader's ID and cluster address, which it checks it can reach).
    */
-  challenge(serverId: string): Promise<{ challenge: string; sealConfig: SealConfig; tls: string; leaderId: string; clusterAddr: string }>;
+  challenge(serverId: string): Promise<{ challenge: string; sealConfig: SealConfig; tls: string; leaderId: string; clusterAddr: string; wrappedRootKey: string | null }>;
   /** On the active node: checks the answer and adds the node as a non-voter. */
   answer(request: { serverId: string; answer: string; clusterAddr: string; apiAddr: string; nonVoter: boolean }): Promise<Record<string, unknown>>;
   snapshot(): Promise<Readable>;
@@ -109,8 +109,9 @@ export function raftPaths(cluster: ClusterControl): PathDefinition[] {
       fields: { server_id: { type: 'string', required: true } },
       operations: {
         update: async (_req, f) => {
-          const { challenge, sealConfig, tls, leaderId, clusterAddr } = await cluster.challenge(requireId(f.string('server_id')));
-          return { data: { challenge, seal_config: sealConfig, tls, leader_id: leaderId, cluster_addr: clusterAddr } };
+          const { challenge, sealConfig, tls, leaderId, clusterAddr, wrappedRootKey } = await cluster.challenge(requireId(f.string('server_id')));
+          // The root key wrapped by the auto seal: a node with the same seal unseals itself with it.
+          return { data: { challenge, seal_config: sealConfig, tls, leader_id: leaderId, cluster_addr: clusterAddr, ...(wrappedRootKey ? { wrapped_root_key: wrappedRootKey } : {}) } };
         },
       },
     }),

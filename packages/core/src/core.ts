@@ -15,7 +15,8 @@ import type { PolicyStore } from './policy-store';
 import { NamespaceRegistry, type NamespaceView } from './namespaces/namespace-registry';
 import type { ACL } from './policy/acl';
 import { Barrier } from './seal/barrier';
-import { SealManager } from './seal/seal-manager';
+import { AutoUnsealLoop } from './seal/auto-unseal-loop';
+import { SEAL_STORAGE_KEYS, SealManager, type SealSetup } from './seal/seal-manager';
 import { PrefixedStorage } from './storage/logical';
 import { CachedStorage } from './storage/cached-storage';
 import type { Storage } from './storage/storage';
@@ -62,6 +63,8 @@ export interface CoreOptions {
    * paths, and work that runs while this node is active. The one way to add either.
    */
   extensions?: Array<(core: Core) => CoreExtension>;
+  /** An auto-unseal seal (and one left disabled for a migration); without one, Shamir unseal keys. */
+  seals?: SealSetup;
 }
 
 /** What an extension adds: its `sys/` paths (matched after the built-in ones) and its background work. */
@@ -192,6 +195,7 @@ export class Core {
   private periodicTimer: TimerHandle | null = null;
   private periodicRun: Promise<void> | null = null;
   private readonly services: BackgroundService[];
+  private autoUnsealLoop: AutoUnsealLoop | null = null;
 
   constructor(options: CoreOptions) {
     this.clock = options.clock ?? systemClock;
@@ -200,7 +204,7 @@ export class Core {
     this.physical = physical;
     options.commits?.subscribe((changes) => this.forgetChanged(changes));
     this.barrier = new Barrier(physical);
-    this.seal = new SealManager(physical, this.barrier, this.clock);
+    this.seal = new SealManager(physical, this.barrier, this.clock, options.seals ?? {});
     this.tokens = new TokenStore(this.barrier, this.clock, this.logger);
     this.namespaces = new NamespaceRegistry(this.barrier);
     this.audit = new AuditBroker({ storage: this.barrier, logger: this.logger, clock: this.clock });
@@ -270,8 +274,10 @@ export class Core {
    * storage): forget the cached copies of `keys`, or of everything.
    */
   storageChanged(keys?: Iterable<string>): void {
-    this.physical.invalidate(keys);
-    if (!keys) this.seal.forgetConfig();
+    const list = keys ? [...keys] : undefined;
+    this.physical.invalidate(list);
+    // A migration on another node changes the seal under a sealed one.
+    if (!list || list.some((k) => SEAL_STORAGE_KEYS.includes(k))) this.seal.forgetConfig();
   }
 
   /**
@@ -338,11 +344,21 @@ export class Core {
 
   // ---- lifecycle ------------------------------------------------------------------------
 
-  /** Creates the root key, the built-in mounts and policies, and a root token; leaves it sealed. */
-  async initialize(shares: number, threshold: number, rootTokenId?: string): Promise<{ keys: Buffer[]; rootToken: string }> {
+  /**
+   * Creates the root key, the built-in mounts and policies, and a root token; leaves it sealed
+   * under Shamir, and unseals it through the auto seal when there is one (as Vault does).
+   */
+  async initialize(
+    shares: number, threshold: number, rootTokenId?: string, recovery?: { shares?: number; threshold?: number },
+  ): Promise<{ keys: Buffer[]; recoveryKeys: Buffer[]; rootToken: string }> {
     if (await this.seal.initialized()) throw new BadRequestError('server is already initialized');
     await this.ha?.beforeInit?.();
-    const keys = await this.seal.initialize(shares, threshold);
+    const { keys, recoveryKeys } = await this.seal.initialize({
+      secretShares: shares, secretThreshold: threshold,
+      ...(recovery?.shares !== undefined ? { recoveryShares: recovery.shares } : {}),
+      ...(recovery?.threshold !== undefined ? { recoveryThreshold: recovery.threshold } : {}),
+    });
+    let rootToken: string;
     try {
       await this.barrier.put('core/cluster', Buffer.from(JSON.stringify({ id: randomUUID(), name: this.clusterName })));
       await this.namespaces.root.load();
@@ -350,20 +366,39 @@ export class Core {
       await this.tokens.setup();
       const { id } = await this.tokens.create(rootTokenFields(this.clock.now()), rootTokenId);
       await this.seal.commitInitialization();
-      return { keys, rootToken: id };
+      rootToken = id;
     } finally {
       this.tokens.stop();
       this.instances.clear();
       this.namespaces.clear();
       this.seal.seal();
     }
+    if (this.seal.configuredAutoSeal) {
+      // The init stands either way; an unseal that fails here is retried by the auto-unseal loop.
+      await this.autoUnseal().catch((err: unknown) => this.logger.error('auto-unseal after init failed', { err: (err as Error).message }));
+    }
+    return { keys, recoveryKeys, rootToken };
   }
 
-  /** Submits one unseal key share; when the threshold is met the server comes up. */
-  async unseal(share: Buffer): Promise<void> {
+  /** Submits one unseal key share (the stored seal's, with `migrate`); when the threshold is met the server comes up. */
+  async unseal(share: Buffer, migrate = false): Promise<void> {
     const wasSealed = this.barrier.sealed;
-    const done = await this.seal.submitShare(share, this.ha?.beforeUnseal?.bind(this.ha));
+    const done = await this.seal.submitShare(share, this.ha?.beforeUnseal?.bind(this.ha), migrate);
     if (!done || !wasSealed) return;
+    if (migrate) this.logger.info('seal migration done', { seal: (await this.seal.sealConfig())?.type });
+    await this.afterUnseal();
+  }
+
+  /** Unseals through the configured auto seal; false when already unsealed. */
+  async autoUnseal(): Promise<boolean> {
+    const done = await this.seal.unsealWithAutoSeal(this.ha?.beforeUnseal?.bind(this.ha));
+    if (!done) return false;
+    this.logger.info('unsealed through the auto seal', { seal: this.seal.configuredAutoSeal?.type });
+    await this.afterUnseal();
+    return true;
+  }
+
+  private async afterUnseal(): Promise<void> {
     if (this.ha) {
       this.unsealedAt = 0;
       this.logger.info('unsealed as a standby');
@@ -452,7 +487,21 @@ export class Core {
     this.logger.info('sealed');
   }
 
+  /**
+   * Starts unsealing this node through its auto seal whenever it is sealed and can be (the
+   * server calls it once storage is up); without an auto seal it does nothing.
+   */
+  startAutoUnseal(): void {
+    if (!this.seal.configuredAutoSeal) return;
+    this.autoUnsealLoop ??= new AutoUnsealLoop({
+      due: () => this.seal.canAutoUnseal(), unseal: () => this.autoUnseal(), clock: this.clock, logger: this.logger,
+    });
+    this.autoUnsealLoop.start();
+  }
+
   async close(): Promise<void> {
+    await this.autoUnsealLoop?.stop();
+    this.seal.close();
     if (!this.barrier.sealed) await this.sealNow();
     await this.barrier.physical.close();
   }

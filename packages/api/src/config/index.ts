@@ -6,3 +6,4 @@ export {
   parseConfig,
 } from './server-config';
 export type { ConfigFormat, ListenerConfig, RetryJoinConfig, ServerConfig } from './server-config';
+export type { TransitSealConfig } from './seal-config';

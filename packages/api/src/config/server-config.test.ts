@@ -285,14 +285,13 @@ describe('value forms', () => {
 describe('Vault-only settings', () => {
   test('give warnings, not failures', async () => {
     const config = await parseConfig(
-      minimalHcl('seal "awskms" {\n region = "us-east-1"\n}\ncluster_name = "prod"\ndefault_lease_ttl = "768h"', 'tls_disable = true\ntls_min_version = "tls12"'),
+      minimalHcl('cluster_name = "prod"\ndefault_lease_ttl = "768h"', 'tls_disable = true\ntls_min_version = "tls12"'),
       'c.hcl',
     );
     expect(config.warnings.sort()).toEqual([
       'c.hcl: cluster_name: not supported by Strongroom, ignored',
       'c.hcl: default_lease_ttl: not supported by Strongroom, ignored',
       'c.hcl: listener.tcp[0].tls_min_version: not supported by Strongroom, ignored',
-      'c.hcl: seal: not supported by Strongroom, ignored',
     ]);
   });
 

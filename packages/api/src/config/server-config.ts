@@ -4,6 +4,7 @@ import { isIPv6 } from 'node:net';
 import { extname } from 'node:path';
 import { parseDurationSeconds } from '@strongroom/core';
 import { DEFAULT_JSON_LIMITS, type JsonLimits } from '../http/json-body';
+import { parseSeals, type TransitSealConfig } from './seal-config';
 
 export interface ListenerConfig {
   type: 'tcp';
@@ -52,6 +53,8 @@ export interface ServerConfig {
   apiAddr?: string;
   clusterAddr?: string;
   ui: boolean;
+  /** `seal` blocks: at most one in use and one disabled (a migration's old seal); none means Shamir. */
+  seals?: TransitSealConfig[];
   sourceFile: string;
   /** Vault settings that were present but are ignored by Strongroom; one message each. */
   warnings: string[];
@@ -79,7 +82,7 @@ export const DEFAULT_LISTENER_ADDRESS = '127.0.0.1:8200';
 export const DEFAULT_MAX_REQUEST_SIZE = 32 * 1024 * 1024;
 
 // Settings we implement, per section.
-const TOP_LEVEL_KEYS = new Set(['storage', 'listener', 'api_addr', 'cluster_addr', 'ui']);
+const TOP_LEVEL_KEYS = new Set(['storage', 'listener', 'api_addr', 'cluster_addr', 'ui', 'seal']);
 const RAFT_KEYS = new Set(['path', 'node_id', 'snapshot_threshold', 'snapshot_interval', 'trailing_logs', 'retry_join']);
 const RETRY_JOIN_FILE_KEYS: Array<[string, keyof RetryJoinConfig]> = [
   ['leader_ca_cert_file', 'leaderCaCertFile'],
@@ -125,7 +128,7 @@ const VAULT_TOP_LEVEL_KEYS = new Set([
   'license_path', 'log_file', 'log_format', 'log_requests_level', 'log_rotate_bytes',
   'log_rotate_duration', 'log_rotate_max_files', 'max_lease_ttl', 'pid_file',
   'plugin_directory', 'plugin_file_permissions', 'plugin_file_uid', 'plugin_tmpdir',
-  'post_unseal_trace_directory', 'raw_storage_endpoint', 'reporting', 'seal',
+  'post_unseal_trace_directory', 'raw_storage_endpoint', 'reporting',
   'service_registration', 'telemetry', 'user_lockout',
 ]);
 const VAULT_RAFT_KEYS = new Set([
@@ -160,7 +163,7 @@ function isObj(v: unknown): v is Obj {
 }
 
 /** Reads and validates a server config file; TLS files it names are checked too. */
-export async function loadConfigFile(file: string): Promise<ServerConfig> {
+export async function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): Promise<ServerConfig> {
   let text: string;
   try {
     text = await fsp.readFile(file, 'utf8');
@@ -170,19 +173,19 @@ export async function loadConfigFile(file: string): Promise<ServerConfig> {
     if (code === 'EISDIR') throw new ConfigError(file, '', 'is a directory, not a config file');
     throw new ConfigError(file, '', `could not read file: ${code ?? (err as Error).message}`);
   }
-  return parseConfig(text, file);
+  return parseConfig(text, file, undefined, env);
 }
 
 /**
  * Validates config text. `sourceName` labels errors and decides the format by extension
  * when `format` is not given. Async because HCL parsing and the TLS file checks are.
  */
-export async function parseConfig(text: string, sourceName: string, format?: ConfigFormat): Promise<ServerConfig> {
+export async function parseConfig(text: string, sourceName: string, format?: ConfigFormat, env: NodeJS.ProcessEnv = process.env): Promise<ServerConfig> {
   // A BOM would make JSON.parse fail and the content sniffing below miss the `{`.
   const body = text.startsWith('\uFEFF') ? text.slice(1) : text;
   const fmt = format ?? detectFormat(sourceName, body);
   const raw = fmt === 'json' ? parseJson(body, sourceName) : await parseHcl(body, sourceName);
-  return new Validator(sourceName).run(raw);
+  return new Validator(sourceName, env).run(raw);
 }
 
 function detectFormat(sourceName: string, text: string): ConfigFormat {
@@ -260,7 +263,7 @@ interface Block {
 class Validator {
   private readonly warnings: string[] = [];
 
-  constructor(private readonly file: string) {}
+  constructor(private readonly file: string, private readonly env: NodeJS.ProcessEnv) {}
 
   private fail(field: string, rule: string): never {
     throw new ConfigError(this.file, field, rule);
@@ -285,8 +288,13 @@ class Validator {
     const apiAddr = this.optionalUrl(raw, 'api_addr', 'api_addr');
     const clusterAddr = this.optionalUrl(raw, 'cluster_addr', 'cluster_addr');
     const ui = this.optionalBool(raw, 'ui', 'ui') ?? false;
+    const seals = await parseSeals(this.blocks('seal', raw['seal']), this.env, {
+      fail: (field, rule) => this.fail(field, rule),
+      warn: (field) => this.warn(field),
+    });
 
     const config: ServerConfig = { storage, listeners, ui, sourceFile: this.file, warnings: this.warnings };
+    if (seals.length > 0) config.seals = seals;
     if (apiAddr !== undefined) config.apiAddr = apiAddr;
     if (clusterAddr !== undefined) config.clusterAddr = clusterAddr;
     return config;
@@ -437,7 +445,7 @@ class Validator {
   private blocks(name: string, value: unknown): Block[] {
     if (value === undefined || value === null) return [];
     const unlabeled = (): never =>
-      this.fail(name, `block must have a type label, e.g. ${name} "${name === 'storage' ? 'raft' : 'tcp'}" { ... }`);
+      this.fail(name, `block must have a type label, e.g. ${name} "${({ storage: 'raft', seal: 'transit' } as Record<string, string>)[name] ?? 'tcp'}" { ... }`);
     const groups: Obj[] = [];
     if (Array.isArray(value)) {
       for (const item of value) {

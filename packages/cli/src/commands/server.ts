@@ -115,6 +115,8 @@ async function runServer(args: ReturnType<typeof parseArgs>, gate: ReturnType<ty
   out.write(`==> Strongroom server started on ${server.addresses.join(', ')}\n`);
   const status = await server.core.seal.status();
   if (!status.initialized) out.write('==> not initialized: run `strongroom operator init`\n');
+  else if (status.migration) out.write('==> seal migration pending: run `strongroom operator unseal -migrate` with the current seal\'s keys\n');
+  else if (status.recoverySeal) out.write(`==> unsealing itself through its ${status.type} seal\n`);
   else out.write('==> sealed: run `strongroom operator unseal` with the unseal keys\n');
   return gate.serve(() => server.close());
 }

@@ -16,17 +16,17 @@ export async function combineShares(shares: Buffer[]): Promise<Buffer> {
   return Buffer.from(await combine(shares.map((s) => new Uint8Array(s))));
 }
 
-export function validateShareCounts(shares: number, threshold: number): void {
+export function validateShareCounts(shares: number, threshold: number, sharesField = 'secret_shares', thresholdField = 'secret_threshold'): void {
   if (!Number.isInteger(shares) || shares < 1 || shares > 255) {
-    throw new BadRequestError('invalid value for "secret_shares": must be an integer from 1 to 255');
+    throw new BadRequestError(`invalid value for "${sharesField}": must be an integer from 1 to 255`);
   }
   if (!Number.isInteger(threshold) || threshold < 1 || threshold > shares) {
-    throw new BadRequestError('invalid value for "secret_threshold": must be an integer from 1 to secret_shares');
+    throw new BadRequestError(`invalid value for "${thresholdField}": must be an integer from 1 to ${sharesField}`);
   }
   if (shares > 1 && threshold === 1) {
-    throw new BadRequestError('invalid value for "secret_threshold": must be greater than one when there are several shares');
+    throw new BadRequestError(`invalid value for "${thresholdField}": must be greater than one when there are several shares`);
   }
   if (shares === 1 && threshold !== 1) {
-    throw new BadRequestError('invalid value for "secret_threshold": must be 1 when there is a single share');
+    throw new BadRequestError(`invalid value for "${thresholdField}": must be 1 when there is a single share`);
   }
 }

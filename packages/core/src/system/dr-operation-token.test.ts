@@ -32,8 +32,8 @@ async function fakeSeal(): Promise<{ shares: ShareCheck; keys: Buffer[] }> {
   return {
     keys,
     shares: {
-      sealConfig: async () => ({ type: 'shamir', secret_shares: 3, secret_threshold: 2 }),
-      isRootKey: async (candidate) => candidate.equals(rootKey),
+      keyShareConfig: async () => ({ shares: 3, threshold: 2, recovery: false }),
+      checkCombinedKey: async (candidate) => candidate.equals(rootKey),
     },
   };
 }

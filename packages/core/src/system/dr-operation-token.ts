@@ -25,6 +25,8 @@ export interface DrOperationTokenSetup extends DrOperationTokenStore {
   shares: ShareCheck;
   /** Whether the node is sealed (`() => core.sealed`): a sealed node then refuses to generate. */
   sealed?: () => boolean;
+  /** Told the root key the shares rebuilt (a DR secondary needs its primary's to serve after promotion). */
+  proven?: (rootKey: Buffer, recovery: boolean) => void;
 }
 
 interface StoredHash {
@@ -68,6 +70,7 @@ export function drOperationTokenGeneration(setup: DrOperationTokenSetup): TokenG
   return new TokenGeneration({
     shares: setup.shares, what: 'DR operation token', issue: () => issueDrOperationToken(setup),
     ...(setup.sealed ? { sealed: setup.sealed } : {}),
+    ...(setup.proven ? { proven: setup.proven } : {}),
   });
 }
 

@@ -9,8 +9,8 @@ const BUILD_DATE = '2026-11-01T00:00:00Z';
 async function sealStatusBody(core: Core) {
   const s = await core.seal.status();
   return {
-    type: 'shamir', initialized: s.initialized, sealed: core.sealed, t: s.t, n: s.n, progress: s.progress, nonce: s.nonce,
-    version: VERSION, build_date: BUILD_DATE, migration: false, recovery_seal: false, storage_type: core.storageType,
+    type: s.type, initialized: s.initialized, sealed: core.sealed, t: s.t, n: s.n, progress: s.progress, nonce: s.nonce,
+    version: VERSION, build_date: BUILD_DATE, migration: s.migration, recovery_seal: s.recoverySeal, storage_type: core.storageType,
     ...(core.sealed ? {} : { cluster_name: core.clusterName, cluster_id: core.clusterId }),
   };
 }
@@ -37,10 +37,14 @@ export function sealPaths(core: Core): PathDefinition[] {
       restricted: true,
       unauthenticated: true,
       fields: {
-        secret_shares: { type: 'int', required: true },
-        secret_threshold: { type: 'int', required: true },
+        // Required under Shamir only: with an auto seal Vault ignores them and makes recovery keys.
+        secret_shares: { type: 'int' },
+        secret_threshold: { type: 'int' },
         pgp_keys: { type: 'comma-list' },
         root_token_pgp_key: { type: 'string' },
+        recovery_shares: { type: 'int' },
+        recovery_threshold: { type: 'int' },
+        recovery_pgp_keys: { type: 'comma-list' },
       },
       operations: {
         read: async () => ({ raw: { status: 200, body: { initialized: await core.seal.initialized() } } }),
@@ -48,13 +52,30 @@ export function sealPaths(core: Core): PathDefinition[] {
           if (f.list('pgp_keys').length > 0 || f.string('root_token_pgp_key') !== '') {
             throw new BadRequestError('invalid value for "pgp_keys": PGP-encrypted key shares are not supported');
           }
-          const { keys, rootToken } = await core.initialize(f.int('secret_shares'), f.int('secret_threshold'));
+          if (f.list('recovery_pgp_keys').length > 0) {
+            throw new BadRequestError('invalid value for "recovery_pgp_keys": PGP-encrypted recovery keys are not supported');
+          }
+          const auto = core.seal.configuredAutoSeal !== null;
+          if (!auto) {
+            for (const name of ['secret_shares', 'secret_threshold']) if (!f.has(name)) throw new BadRequestError(`missing required field "${name}"`);
+          }
+          const recovery = {
+            ...(f.has('recovery_shares') ? { shares: f.int('recovery_shares') } : {}),
+            ...(f.has('recovery_threshold') ? { threshold: f.int('recovery_threshold') } : {}),
+          };
+          const { keys, recoveryKeys, rootToken } = await core.initialize(
+            f.has('secret_shares') ? f.int('secret_shares') : 1, f.has('secret_threshold') ? f.int('secret_threshold') : 1, undefined, recovery,
+          );
           return {
             raw: {
               status: 200,
               body: {
                 keys: keys.map((k) => k.toString('hex')),
                 keys_base64: keys.map((k) => k.toString('base64')),
+                ...(auto ? {
+                  recovery_keys: recoveryKeys.map((k) => k.toString('hex')),
+                  recovery_keys_base64: recoveryKeys.map((k) => k.toString('base64')),
+                } : {}),
                 root_token: rootToken,
               },
             },
@@ -78,7 +99,7 @@ export function sealPaths(core: Core): PathDefinition[] {
           else {
             if (!f.has('key') || f.string('key') === '') throw new BadRequestError('missing required field "key" (or "reset": true)');
             if (!(await core.seal.initialized())) throw new BadRequestError('server is not initialized');
-            await core.unseal(decodeKey(f.string('key')));
+            await core.unseal(decodeKey(f.string('key')), f.bool('migrate'));
           }
           return { raw: { status: 200, body: await sealStatusBody(core) } };
         },
@@ -90,6 +111,7 @@ export function sealPaths(core: Core): PathDefinition[] {
       sudo: true,
       operations: {
         update: async () => {
+          core.seal.holdSealed();
           await core.sealNow();
           return null;
         },

@@ -1,16 +1,20 @@
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type * as OpenPGP from 'openpgp';
 import { BadRequestError, SealedError } from '../errors';
-import { shareLength, type SealConfig } from '../seal/seal-manager';
 import { combineShares } from '../seal/shamir';
 import { randomBase62, SERVICE_TOKEN_LENGTH } from '../token/token-id';
 
 /** What a token generation needs of the seal: SealManager has it. */
 export interface ShareCheck {
-  /** Null before init. */
-  sealConfig(): Promise<SealConfig | null>;
-  /** Whether the shares that combined into `rootKey` are this server's. */
-  isRootKey(rootKey: Buffer): Promise<boolean>;
+  /** How many shares operators hold and how many it takes (the recovery key's under an auto seal); null before init. */
+  keyShareConfig(): Promise<{ shares: number; threshold: number; recovery: boolean } | null>;
+  /** Whether the shares that combined into `combined` are this server's (its root key, or its recovery key). */
+  checkCombinedKey(combined: Buffer): Promise<boolean>;
+}
+
+/** A single share is the key itself; a Shamir share carries one extra byte (its x coordinate). */
+function shareLength(config: { shares: number }): number {
+  return config.shares === 1 ? 32 : 33;
 }
 
 /** The reply of every generation endpoint, with Vault's field names (all always present). */
@@ -38,6 +42,8 @@ export interface TokenGenerationOptions {
   what: string;
   /** Given, a generation is refused while it says the node is sealed (a path a sealed node answers itself). */
   sealed?(): boolean;
+  /** Told the combined key once the shares proved to be this server's (a DR secondary keeps its primary's root key). */
+  proven?(combined: Buffer, recovery: boolean): void;
 }
 
 export interface StartOptions {
@@ -83,10 +89,10 @@ export class TokenGeneration {
   constructor(private readonly options: TokenGenerationOptions) {}
 
   async status(): Promise<GenerationStatus> {
-    const config = await this.options.shares.sealConfig();
+    const config = await this.options.shares.keyShareConfig();
     const a = this.attempt;
     return {
-      started: a !== null, nonce: a?.nonce ?? '', progress: a?.shares.length ?? 0, required: config?.secret_threshold ?? 0,
+      started: a !== null, nonce: a?.nonce ?? '', progress: a?.shares.length ?? 0, required: config?.threshold ?? 0,
       complete: false, encoded_token: '', encoded_root_token: '', pgp_fingerprint: a?.pgpFingerprint ?? '', otp: '',
       otp_length: SERVICE_TOKEN_LENGTH,
     };
@@ -99,7 +105,7 @@ export class TokenGeneration {
       if (this.attempt) {
         throw new BadRequestError(`a ${what} generation attempt is already in progress: only one may run at a time; cancel it first (DELETE the attempt)`);
       }
-      if (!(await this.options.shares.sealConfig())) throw new BadRequestError('server is not initialized');
+      if (!(await this.options.shares.keyShareConfig())) throw new BadRequestError('server is not initialized');
       const given = options.otp ?? '';
       const pgpText = options.pgpKey ?? '';
       if (given !== '' && pgpText !== '') throw new BadRequestError('invalid value for "otp": give either "otp" or "pgp_key", not both');
@@ -138,17 +144,17 @@ export class TokenGeneration {
       const attempt = this.attempt;
       if (!attempt) throw new BadRequestError(`no ${what} generation attempt is in progress: start one first`);
       if (nonce !== attempt.nonce) throw new BadRequestError('invalid value for "nonce": it is not the nonce of the attempt in progress');
-      const config = await this.options.shares.sealConfig();
+      const config = await this.options.shares.keyShareConfig();
       if (!config) throw new BadRequestError('server is not initialized');
       const expected = shareLength(config);
       if (share.length !== expected) {
-        throw new BadRequestError(`invalid value for "key": an unseal key share of this server is ${expected} bytes, this one is ${share.length}`);
+        throw new BadRequestError(`invalid value for "key": ${config.recovery ? 'a recovery' : 'an unseal'} key share of this server is ${expected} bytes, this one is ${share.length}`);
       }
       if (attempt.shares.some((s) => s.length === share.length && timingSafeEqual(s, share))) {
         throw new BadRequestError('invalid value for "key": this key share was already given in this attempt');
       }
       attempt.shares.push(Buffer.from(share));
-      if (attempt.shares.length < config.secret_threshold) return this.status();
+      if (attempt.shares.length < config.threshold) return this.status();
 
       const shares = attempt.shares;
       attempt.shares = [];
@@ -160,7 +166,8 @@ export class TokenGeneration {
       } finally {
         for (const s of shares) s.fill(0);
       }
-      const proven = rootKey !== null && (await this.options.shares.isRootKey(rootKey));
+      const proven = rootKey !== null && (await this.options.shares.checkCombinedKey(rootKey));
+      if (proven && rootKey) this.options.proven?.(rootKey, config.recovery);
       rootKey?.fill(0);
       if (!proven) {
         throw new BadRequestError(`invalid value for "key": the key shares given do not reconstruct the root key; the ${what} generation progress was reset`);
@@ -169,7 +176,7 @@ export class TokenGeneration {
       const encoded = await encode(token, attempt);
       this.attempt = null;
       return {
-        started: true, nonce: attempt.nonce, progress: config.secret_threshold, required: config.secret_threshold, complete: true,
+        started: true, nonce: attempt.nonce, progress: config.threshold, required: config.threshold, complete: true,
         encoded_token: encoded, encoded_root_token: this.options.rootToken ? encoded : '', pgp_fingerprint: attempt.pgpFingerprint,
         otp: '', otp_length: SERVICE_TOKEN_LENGTH,
       };
