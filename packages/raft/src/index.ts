@@ -19,7 +19,7 @@ export type { AppliedChange } from './node/state-machine';
 export { MemoryNetwork, MemoryTransport } from './node/memory-transport';
 export type { Transport, TransportHandlers } from './transport/transport';
 export { GrpcTransport } from './transport/grpc-transport';
-export type { GrpcTransportOptions } from './transport/grpc-transport';
+export type { ExtraService, GrpcTransportOptions } from './transport/grpc-transport';
 export type { TransportStats } from './transport/peer-sender';
 export { SnapshotSendError } from './transport/errors';
 export { MemberCallError } from './transport/member-calls';
