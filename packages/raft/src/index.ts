@@ -20,6 +20,7 @@ export { MemoryNetwork, MemoryTransport } from './node/memory-transport';
 export type { Transport, TransportHandlers } from './transport/transport';
 export { GrpcTransport } from './transport/grpc-transport';
 export type { ExtraService, GrpcTransportOptions } from './transport/grpc-transport';
+export { isIssuedByAny, parseCertificates } from './transport/server-trust';
 export type { TransportStats } from './transport/peer-sender';
 export { SnapshotSendError } from './transport/errors';
 export { MemberCallError } from './transport/member-calls';
