@@ -118,6 +118,9 @@ export class ReplicationClient {
     };
     const abort = () => call.cancel();
     signal?.addEventListener('abort', abort);
+    // The status of a call cancelled after the loop let go of the stream still arrives as an
+    // 'error' event; with no listener left, Node would throw it.
+    call.on('error', () => {});
     try {
       arm();
       for await (const wire of call as AsyncIterable<W>) {

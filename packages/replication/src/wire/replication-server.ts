@@ -154,8 +154,14 @@ export class ReplicationServer {
     await this.serveStream(call, async (caller, signal, write) => {
       const { fromIndex, primaryClusterId, nodeId, apiAddress, clusterAddress } = call.request;
       const items = this.handler.streamWals({ fromIndex, primaryClusterId, nodeId, apiAddress, clusterAddress }, caller, signal)[Symbol.asyncIterator]();
+      // A next() still pending when the secondary goes away may fail later, with no one waiting.
+      const pull = () => {
+        const next = items.next();
+        next.catch(() => {});
+        return next;
+      };
       try {
-        let next = items.next();
+        let next = pull();
         while (!signal.aborted) {
           const result = await this.orIdle(next);
           if (result === 'idle') {
@@ -171,7 +177,7 @@ export class ReplicationServer {
           for (const entries of this.pages(item.entries, entryBytes)) {
             await write({ batch: { entries: entries.map(encodeEntry), lastWal: item.lastWal } });
           }
-          next = items.next();
+          next = pull();
         }
       } finally {
         // Not awaited: a generator waiting for new entries finishes once it sees `signal`.
