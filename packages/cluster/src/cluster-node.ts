@@ -11,7 +11,7 @@ import {
   BadRequestError, ConflictError, openWithRootKey, SealedError, StandbyError, systemClock,
   type Clock, type Core, type CoreExtension, type HaHooks, type LeaderInfo, type Logger, type SealConfig, type TimerHandle,
 } from '@strongroom/core';
-import { createClusterTls, GrpcTransport, makeDir, RaftNode, snapshotValue, type ClusterTls, type RaftNodeOptions } from '@strongroom/raft';
+import { createClusterTls, GrpcTransport, makeDir, RaftNode, snapshotValue, type ClusterTls, type ExtraService, type RaftNodeOptions } from '@strongroom/raft';
 import { AdvertTransport, decodeAdvert, encodeAdvert, hostPortOf, type Advert } from './advert';
 import { Autopilot, type AutopilotConfig, type MemberView } from './autopilot';
 import { CommitFeed } from './commit-feed';
@@ -125,6 +125,10 @@ export class ClusterNode implements ClusterControl {
   private readonly clock: Clock;
   private closed = false;
   private retryJoin: RetryJoin | null = null;
+  /** Served beside Raft on every transport this node creates (addService). */
+  private readonly services: ExtraService[] = [];
+  /** Client CAs trusted beside the cluster's on the cluster listener (trustClientCas). */
+  private clientCas: string[] = [];
 
   constructor(private options: ClusterNodeOptions) {
     this.clock = options.clock ?? systemClock;
@@ -284,6 +288,7 @@ export class ClusterNode implements ClusterControl {
     const transport = new GrpcTransport({
       id: this.options.nodeId, listen: `${host}:${port}`, tls: { ca: tls.caCert, cert: tls.cert, key: tls.key }, clock: this.clock, logger: this.options.logger,
       callHandler: () => (payload) => this.serveCall(payload),
+      services: this.services, clientCas: this.clientCas,
     });
     this.transport = transport;
     const node = await RaftNode.open({
@@ -313,6 +318,30 @@ export class ClusterNode implements ClusterControl {
       this.reconcile();
     });
     this.scheduleAutopilot();
+  }
+
+  /**
+   * Serves a gRPC service on the cluster address, beside Raft, from now on: on the current
+   * transport and on every one this node creates later (at start, init or join).
+   */
+  addService(definition: ExtraService['definition'], implementation: ExtraService['implementation']): void {
+    this.services.push({ definition, implementation });
+    this.transport?.addService(definition, implementation);
+  }
+
+  /**
+   * Replaces the CAs (PEM) whose client certificates the cluster listener accepts besides the
+   * cluster's own, at once and for every transport created later. Raft's services refuse
+   * those clients whatever this list holds.
+   */
+  trustClientCas(pems: string[]): void {
+    this.transport?.trustClientCas(pems);
+    this.clientCas = [...pems];
+  }
+
+  /** The cluster CA (PEM) a client checks the cluster listener against; null before init or join. */
+  clusterCa(): string | null {
+    return this.tls?.caCert ?? null;
   }
 
   /** Port 0 (dev, tests): the advert must carry a real port before anyone dials it, so take a free one now. */

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { Client, Metadata, credentials, status, type ClientWritableStream } from '@grpc/grpc-js';
+import { Client, Metadata, credentials, status, type ClientWritableStream, type sendUnaryData, type ServerUnaryCall, type ServiceDefinition, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import type { Message, NodeId } from '../core/types';
 import { CLUSTER_SERVER_NAME } from '../tls/cluster-name';
 import { createClusterTls, type ClusterTls } from '../tls/cluster-tls';
@@ -83,19 +83,7 @@ async function* pieces(data: Buffer, sizes: number[]): AsyncGenerator<Buffer> {
 
 /** A Stream call made by hand, as a foreign or buggy sender would. */
 function rawStream(to: TestNode, from: NodeId): { call: ClientWritableStream<WireBatch>; ended: Promise<void> } {
-  const client = new Client(to.transport.address, credentials.createSsl(Buffer.from(tls.caCert), Buffer.from(tls.key), Buffer.from(tls.cert)), {
-    'grpc.ssl_target_name_override': CLUSTER_SERVER_NAME,
-    'grpc.use_local_subchannel_pool': 1,
-  });
-  const method = raftService().stream;
-  const metadata = new Metadata();
-  metadata.set(FROM_HEADER, from);
-  metadata.set(TO_HEADER, to.id);
-  let call!: ClientWritableStream<WireBatch>;
-  const ended = new Promise<void>((resolve, reject) => {
-    call = client.makeClientStreamRequest<WireBatch, object>(method.path, method.requestSerialize, method.responseDeserialize, metadata, {}, (err) => (err ? reject(err) : resolve()));
-  }).finally(() => client.close());
-  return { call, ended };
+  return rawStreamAs(tls, to, from);
 }
 
 const snapshotMessage = (from: NodeId, to: NodeId): Message => ({ type: 'snapshot', from, to, term: 3, snapshot: { index: 100, term: 2, conf: { voters: [from, to], learners: [] } } });
@@ -432,3 +420,107 @@ describe('GrpcTransport calls past the message limit', () => {
     expect((await a.transport.call(b.transport.address, Buffer.from('after'))).toString()).toBe('ok 5');
   });
 });
+
+describe('GrpcTransport services beside Raft', () => {
+  /** A service without a proto: its messages are the raw bytes. */
+  const echoService = (name: string): ServiceDefinition => ({
+    Echo: {
+      path: `/test.${name}/Echo`,
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: (b: Buffer) => b,
+      requestDeserialize: (b: Buffer) => b,
+      responseSerialize: (b: Buffer) => b,
+      responseDeserialize: (b: Buffer) => b,
+    },
+  });
+  const echo = (name: string): UntypedServiceImplementation => ({
+    Echo: (call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>) => callback(null, Buffer.from(`${name}: ${call.request.toString()}`)),
+  });
+
+  /** One call over a new connection, presenting `identity`; the server is checked against the cluster CA. */
+  async function callEcho(address: string, name: string, identity: ClusterTls): Promise<string> {
+    const client = new Client(address, credentials.createSsl(Buffer.from(tls.caCert), Buffer.from(identity.key), Buffer.from(identity.cert)), {
+      'grpc.ssl_target_name_override': CLUSTER_SERVER_NAME,
+      'grpc.use_local_subchannel_pool': 1,
+    });
+    const method = echoService(name)['Echo']!;
+    try {
+      return await new Promise<string>((resolve, reject) => {
+        client.makeUnaryRequest<Buffer, Buffer>(method.path, method.requestSerialize, method.responseDeserialize, Buffer.from('hi'), new Metadata(), { deadline: Date.now() + 10_000 }, (err, answer) =>
+          err ? reject(err) : resolve(answer!.toString()),
+        );
+      });
+    } finally {
+      client.close();
+    }
+  }
+
+  it('serves services given at construction and added after start, to members', async () => {
+    const a = await startNode('a', { services: [{ definition: echoService('First'), implementation: echo('first') }] });
+    a.transport.addService(echoService('Second'), echo('second'));
+    expect(await callEcho(a.transport.address, 'First', tls)).toBe('first: hi');
+    expect(await callEcho(a.transport.address, 'Second', tls)).toBe('second: hi');
+  });
+
+  it('accepts clients of a CA trusted at run time on its services but not on Raft\'s, and refuses new connections once it is dropped', async () => {
+    const a = await startNode('a', { services: [{ definition: echoService('Echo'), implementation: echo('a') }], callHandler: () => async () => Buffer.from('member answer') });
+    const b = await startNode('b');
+    // Not trusted yet: refused during the handshake.
+    await expect(callEcho(a.transport.address, 'Echo', foreignTls)).rejects.toMatchObject({ code: status.UNAVAILABLE });
+
+    a.transport.trustClientCas([foreignTls.caCert]);
+    expect(await callEcho(a.transport.address, 'Echo', foreignTls)).toBe('a: hi');
+
+    // The same client certificate on Raft's services: the connection is accepted, each call refused.
+    const stranger = new GrpcTransport({ id: 'x', listen: '127.0.0.1:0', tls: { ca: tls.caCert, cert: foreignTls.cert, key: foreignTls.key } });
+    started.push(stranger);
+    await expect(stranger.call(a.transport.address, Buffer.from('x'))).rejects.toThrow(/PERMISSION_DENIED/);
+    const { call, ended } = rawStreamAs(foreignTls, a, 'b');
+    call.write({ messages: [encodeMessage(numbered('b', 'a', 0, 1)[0]!)] });
+    await expect(ended).rejects.toMatchObject({ code: status.PERMISSION_DENIED });
+    const snapshotClient = new GrpcTransport({ id: 'b', listen: '127.0.0.1:0', tls: { ca: tls.caCert, cert: foreignTls.cert, key: foreignTls.key } });
+    started.push(snapshotClient);
+    snapshotClient.setPeer('a', a.transport.address);
+    let snapshotsOffered = 0;
+    a.snapshot = () => {
+      snapshotsOffered++;
+      return Promise.resolve();
+    };
+    await expect(snapshotClient.sendSnapshot(snapshotMessage('b', 'a'), () => pieces(Buffer.alloc(10), [10]))).rejects.toMatchObject({ reason: 'failed' });
+    expect(snapshotsOffered).toBe(0);
+    expect(a.received).toEqual([]);
+
+    // Members are unaffected.
+    connect(a, b);
+    b.transport.send(numbered('b', 'a', 0, 2));
+    await waitFor('a to receive from b', () => a.received.length === 2);
+    expect((await b.transport.call(a.transport.address, Buffer.from('m'))).toString()).toBe('member answer');
+
+    a.transport.trustClientCas([]);
+    await expect(callEcho(a.transport.address, 'Echo', foreignTls)).rejects.toMatchObject({ code: status.UNAVAILABLE });
+    expect(await callEcho(a.transport.address, 'Echo', tls)).toBe('a: hi');
+  });
+
+  it('refuses a client CA list with something that is not a certificate', async () => {
+    const a = await startNode('a');
+    expect(() => a.transport.trustClientCas(['not a certificate'])).toThrow(/PEM certificate/);
+  });
+});
+
+/** A Stream call made by hand with `identity`'s certificate. */
+function rawStreamAs(identity: ClusterTls, to: TestNode, from: NodeId): { call: ClientWritableStream<WireBatch>; ended: Promise<void> } {
+  const client = new Client(to.transport.address, credentials.createSsl(Buffer.from(tls.caCert), Buffer.from(identity.key), Buffer.from(identity.cert)), {
+    'grpc.ssl_target_name_override': CLUSTER_SERVER_NAME,
+    'grpc.use_local_subchannel_pool': 1,
+  });
+  const method = raftService().stream;
+  const metadata = new Metadata();
+  metadata.set(FROM_HEADER, from);
+  metadata.set(TO_HEADER, to.id);
+  let call!: ClientWritableStream<WireBatch>;
+  const ended = new Promise<void>((resolve, reject) => {
+    call = client.makeClientStreamRequest<WireBatch, object>(method.path, method.requestSerialize, method.responseDeserialize, metadata, {}, (err) => (err ? reject(err) : resolve()));
+  }).finally(() => client.close());
+  return { call, ended };
+}

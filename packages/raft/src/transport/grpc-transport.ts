@@ -2,14 +2,17 @@ import {
   Client,
   Metadata,
   Server,
-  ServerCredentials,
   credentials,
+  experimental,
   status,
   type ChannelCredentials,
   type ChannelOptions,
   type sendUnaryData,
+  type ServerCredentials,
   type ServerDuplexStream,
   type ServerReadableStream,
+  type ServiceDefinition,
+  type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import { silentLogger, systemClock, type Clock, type Logger } from '@strongroom/base';
 import type { Message, NodeId } from '../core/types';
@@ -19,6 +22,7 @@ import { SnapshotSendError } from './errors';
 import { CallChannel, MemberCallError, serveCalls, type CallHandler } from './member-calls';
 import { PeerSender, emptyStats, type SenderContext, type TransportStats } from './peer-sender';
 import { FROM_HEADER, TO_HEADER, raftService, type WireCallRequests, type WireCallResponses } from './raft-proto';
+import { ServerTrust, isIssuedByAny, parseCertificates } from './server-trust';
 import { receiveSnapshot } from './snapshot-receiver';
 import { streamSnapshot } from './snapshot-sender';
 import type { Transport, TransportHandlers } from './transport';
@@ -48,6 +52,16 @@ export interface GrpcTransportOptions {
    * set after start); null or absent answers each call with an error.
    */
   callHandler?: () => CallHandler | null;
+  /** More gRPC services served on the same listener (see addService). */
+  services?: ExtraService[];
+  /** PEM CAs whose client certificates are accepted besides `tls.ca`'s (see trustClientCas). */
+  clientCas?: string[];
+}
+
+/** A gRPC service served beside Raft's, on the cluster listener. */
+export interface ExtraService {
+  definition: ServiceDefinition;
+  implementation: UntypedServiceImplementation;
 }
 
 const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
@@ -75,7 +89,9 @@ const KEEPALIVE = { 'grpc.keepalive_time_ms': 5_000, 'grpc.keepalive_timeout_ms'
  *
  * Security: every connection is TLS 1.2+ with certificates on both sides chained to `tls.ca`;
  * a peer without one is refused during the handshake, before any message is read. Servers are
- * verified against CLUSTER_SERVER_NAME, not against their address.
+ * verified against CLUSTER_SERVER_NAME, not against their address. The listener may also serve
+ * other services (addService) to clients of other CAs (trustClientCas); Raft's own services
+ * refuse every caller whose certificate the cluster CA did not sign.
  *
  * Contract: setPeer and send work before start() (messages go out, none come in); start() at
  * most once, and not after close(). After close(), send/setPeer/removePeer are no-ops and
@@ -108,6 +124,10 @@ export class GrpcTransport implements Transport {
   private readonly callChannels = new Map<string, CallChannel>();
   private boundPort: number | null = null;
   private closed = false;
+  private readonly trust: ServerTrust;
+  /** The certificates of `tls.ca`: only a client chained to one of them may use Raft's services. */
+  private readonly clusterCas: ReturnType<typeof parseCertificates>;
+  private readonly services: ExtraService[];
 
   constructor(options: GrpcTransportOptions) {
     this.id = options.id;
@@ -120,8 +140,14 @@ export class GrpcTransport implements Transport {
     this.callHandler = options.callHandler ?? (() => null);
     const reconnect = options.reconnect ?? DEFAULT_RECONNECT;
     const { ca, cert, key } = options.tls;
-    // true: a client without a certificate chained to `ca` is refused.
-    this.serverCredentials = ServerCredentials.createSsl(Buffer.from(ca), [{ cert_chain: Buffer.from(cert), private_key: Buffer.from(key) }], true);
+    this.clusterCas = parseCertificates(ca);
+    this.services = [...(options.services ?? [])];
+    this.trust = new ServerTrust({ ca, cert, key }, options.clientCas ?? []);
+    // The provider, not createSsl, so that the client CAs can change while the server listens.
+    // The arguments are given as grpc-js 1.14 uses them (identity first, whatever their names
+    // say); one provider serves both, so the order cannot go wrong. true: a client without a
+    // certificate chained to a trusted CA is refused during the handshake.
+    this.serverCredentials = experimental.createCertificateProviderServerCredentials(this.trust, this.trust, true);
     this.channelCredentials = credentials.createSsl(Buffer.from(ca), Buffer.from(key), Buffer.from(cert));
     this.channelOptions = {
       'grpc.ssl_target_name_override': CLUSTER_SERVER_NAME,
@@ -162,15 +188,22 @@ export class GrpcTransport implements Transport {
       'grpc.max_receive_message_length': this.maxMessageBytes,
     });
     server.addService(raftService().definition, {
-      Stream: (call: ServerReadableStream<WireBatch, object>, callback: sendUnaryData<object>) => this.serveStream(call, callback),
-      InstallSnapshot: (call: ServerReadableStream<WireSnapshotChunk, object>, callback: sendUnaryData<object>) =>
+      Stream: (call: ServerReadableStream<WireBatch, object>, callback: sendUnaryData<object>) => {
+        if (this.admitMember(call, callback)) this.serveStream(call, callback);
+      },
+      InstallSnapshot: (call: ServerReadableStream<WireSnapshotChunk, object>, callback: sendUnaryData<object>) => {
+        if (!this.admitMember(call, callback)) return;
         receiveSnapshot(call, callback, {
           selfId: this.id,
           handle: (m, data) => handlers.snapshot(m, data),
           misaddressed: () => this.counters.dropped.misaddressed++,
-        }),
-      Calls: (call: ServerDuplexStream<WireCallRequests, WireCallResponses>) => serveCalls(call, this.callHandler, this.maxMessageBytes),
+        });
+      },
+      Calls: (call: ServerDuplexStream<WireCallRequests, WireCallResponses>) => {
+        if (this.admitMember(call, (err) => call.emit('error', err))) serveCalls(call, this.callHandler, this.maxMessageBytes);
+      },
     });
+    for (const s of this.services) server.addService(s.definition, s.implementation);
     this.server = server;
     try {
       this.boundPort = await new Promise<number>((resolve, reject) => {
@@ -181,6 +214,22 @@ export class GrpcTransport implements Transport {
       throw err;
     }
     for (const peer of this.peers.values()) peer.dial();
+  }
+
+  /** Serves one more gRPC service on this transport's listener, before or after start(). */
+  addService(definition: ServiceDefinition, implementation: UntypedServiceImplementation): void {
+    if (this.server === null) this.services.push({ definition, implementation });
+    else this.server.addService(definition, implementation);
+  }
+
+  /**
+   * Replaces the CAs (PEM) whose client certificates are accepted besides the cluster's. New
+   * connections are checked against the new list; established ones are not cut, so a service
+   * that stops trusting a CA checks each call's certificate itself. Raft's services accept
+   * only the cluster's own certificates whatever this list holds.
+   */
+  trustClientCas(pems: string[]): void {
+    this.trust.setClientCas(pems);
   }
 
   /** The port listened on; known once start() resolved. */
@@ -351,6 +400,19 @@ export class GrpcTransport implements Transport {
     call.on('error', finished);
     // Response headers tell the sender its stream was accepted (it then resets its backoff).
     call.sendMetadata(new Metadata());
+  }
+
+  /**
+   * True when the caller presented a certificate of this cluster; otherwise answers the call
+   * with PERMISSION_DENIED. The listener also accepts certificates of other CAs (trustClientCas)
+   * for the other services it serves, and those callers are no members.
+   */
+  private admitMember(call: { getAuthContext(): { sslPeerCertificate?: { raw: Buffer } }; getPeer(): string }, refuse: (err: { code: status; details: string }) => void): boolean {
+    const raw = call.getAuthContext().sslPeerCertificate?.raw;
+    if (raw !== undefined && isIssuedByAny(raw, this.clusterCas)) return true;
+    this.logger.warn('a Raft call from a certificate that is not the cluster\'s was refused', { peer: call.getPeer() });
+    refuse({ code: status.PERMISSION_DENIED, details: 'the caller\'s certificate is not one of this cluster\'s' });
+    return false;
   }
 
   private deliver(batch: WireBatch): void {

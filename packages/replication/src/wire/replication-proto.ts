@@ -1,0 +1,149 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { MethodDefinition, ServiceDefinition } from '@grpc/grpc-js';
+import { loadSync, type Options } from '@grpc/proto-loader';
+import type { TxnOp } from '@strongroom/base';
+
+/**
+ * How proto-loader converts decoded messages to plain objects, as for raft.proto; `oneofs`
+ * names the member of WalMessage that is set.
+ */
+const LOADER_OPTIONS: Options = {
+  keepCase: false,
+  longs: Number,
+  enums: Number,
+  bytes: Buffer,
+  defaults: true,
+  arrays: true,
+  oneofs: true,
+};
+
+/**
+ * The repository's proto/replication.proto. This file sits at the same depth under
+ * packages/replication in sources (src/wire) and in the build (dist/wire).
+ */
+export function replicationProtoPath(): string {
+  const file = path.resolve(__dirname, '../../../../proto/replication.proto');
+  if (!existsSync(file)) {
+    throw new Error(`replication.proto not found at ${file}: the proto/ folder of the repository must ship beside packages/replication`);
+  }
+  return file;
+}
+
+// ---- messages as proto-loader gives and takes them ------------------------------------------
+
+export interface WireActivateRequest {
+  nodeId: string;
+  apiAddress: string;
+  clusterAddress: string;
+}
+
+export interface WireActivateResponse {
+  clusterId: string;
+  clusterAddresses: string[];
+  lastWal: number;
+}
+
+export interface WirePingResponse {
+  clusterId: string;
+  active: boolean;
+  activeClusterAddress: string;
+  timeMs: number;
+  lastWal: number;
+}
+
+export interface WireStreamWalsRequest {
+  fromIndex: number;
+  primaryClusterId: string;
+  nodeId: string;
+  apiAddress: string;
+  clusterAddress: string;
+}
+
+export interface WireWalOp {
+  key: string;
+  value?: Buffer;
+  delete: boolean;
+}
+
+export interface WireWalEntry {
+  index: number;
+  rootBefore: Buffer;
+  ops: WireWalOp[];
+}
+
+export interface WireWalMessage {
+  batch?: { entries: WireWalEntry[]; lastWal: number } | null;
+  heartbeat?: { timeMs: number; lastWal: number } | null;
+  notRetained?: { lastWal: number } | null;
+  message?: 'batch' | 'heartbeat' | 'notRetained';
+}
+
+export interface WireMerkleDiffRequest {
+  trees: { tree: string; leafHashes: Buffer[] }[];
+}
+
+export interface WireMerkleDiffResponse {
+  lastWal: number;
+  leaves: { tree: string; leaf: number; entries: { key: string; hash: Buffer }[] }[];
+}
+
+export interface WireMerkleSyncRequest {
+  keys: string[];
+}
+
+export interface WireKeyValues {
+  entries: { key: string; value?: Buffer }[];
+}
+
+export interface ReplicationService {
+  definition: ServiceDefinition;
+  activate: MethodDefinition<WireActivateRequest, WireActivateResponse>;
+  ping: MethodDefinition<object, WirePingResponse>;
+  streamWals: MethodDefinition<WireStreamWalsRequest, WireWalMessage>;
+  merkleDiff: MethodDefinition<WireMerkleDiffRequest, WireMerkleDiffResponse>;
+  merkleSync: MethodDefinition<WireMerkleSyncRequest, WireKeyValues>;
+}
+
+let loaded: ReplicationService | undefined;
+
+/** The Replication service, parsed from replication.proto on first use. */
+export function replicationService(): ReplicationService {
+  if (loaded === undefined) {
+    const definition = loadSync(replicationProtoPath(), LOADER_OPTIONS)['strongroom.replication.Replication'] as ServiceDefinition;
+    const method = <Req, Res>(name: string): MethodDefinition<Req, Res> => {
+      const m = definition[name];
+      if (m === undefined) throw new Error(`replication.proto does not declare Replication.${name}`);
+      return m as MethodDefinition<Req, Res>;
+    };
+    loaded = {
+      definition,
+      activate: method('Activate'),
+      ping: method('Ping'),
+      streamWals: method('StreamWals'),
+      merkleDiff: method('MerkleDiff'),
+      merkleSync: method('MerkleSync'),
+    };
+  }
+  return loaded;
+}
+
+// ---- conversions between the wire and memory ------------------------------------------------
+
+export function encodeOp(op: TxnOp): WireWalOp {
+  return op.type === 'put' ? { key: op.key, value: op.value, delete: false } : { key: op.key, delete: true };
+}
+
+/** The operation, or undefined for one that is neither a put with a value nor a delete. */
+export function decodeOp(op: WireWalOp): TxnOp | undefined {
+  if (op.key === '') return undefined;
+  if (op.delete) return op.value === undefined ? { type: 'delete', key: op.key } : undefined;
+  return op.value === undefined ? undefined : { type: 'put', key: op.key, value: op.value };
+}
+
+/** Bytes a message adds for each field and length prefix, counted generously. */
+const FRAMING_BYTES = 16;
+
+export function opBytes(op: TxnOp): number {
+  return Buffer.byteLength(op.key) + (op.type === 'put' ? op.value.length : 0) + FRAMING_BYTES;
+}

@@ -1,0 +1,71 @@
+import type { TxnOp } from '@strongroom/base';
+
+/** What a newly activated secondary tells the primary about itself. */
+export interface ActivateRequest {
+  nodeId: string;
+  apiAddress: string;
+  clusterAddress: string;
+}
+
+export interface ActivateResult {
+  clusterId: string;
+  /** The cluster addresses of the primary's members, for the secondary to fail over between. */
+  clusterAddresses: string[];
+  lastWal: number;
+}
+
+export interface PingResult {
+  clusterId: string;
+  /** Whether the node that answered is the primary's active node. */
+  active: boolean;
+  /** The active node's cluster address when the answering node is not it, if known. */
+  activeClusterAddress: string | null;
+  lastWal: number;
+}
+
+/** A ping's answer as the secondary sees it: with the primary's clock, for the skew. */
+export interface PingReply extends PingResult {
+  timeMs: number;
+}
+
+export interface StreamWalsRequest {
+  /** The first WAL index the secondary has not applied. */
+  fromIndex: number;
+  primaryClusterId: string;
+  nodeId: string;
+  apiAddress: string;
+  clusterAddress: string;
+}
+
+/** One committed change of the primary's replicated key space: physical (encrypted) entries. */
+export interface WalEntry {
+  index: number;
+  /** The Merkle root before this entry applied. */
+  rootBefore: Buffer;
+  ops: TxnOp[];
+}
+
+/** What the primary's handler yields on a WAL stream; the wire adds heartbeats. */
+export type WalStreamItem =
+  | { kind: 'batch'; entries: WalEntry[]; lastWal: number }
+  /** `fromIndex` left the window: the stream ends, the secondary runs a Merkle diff. */
+  | { kind: 'notRetained'; lastWal: number };
+
+/** What the secondary reads from a WAL stream. */
+export type WalStreamMessage = WalStreamItem | { kind: 'heartbeat'; timeMs: number; lastWal: number };
+
+export interface MerkleDiffRequest {
+  trees: { tree: string; leafHashes: Buffer[] }[];
+}
+
+export interface MerkleDiffResult {
+  /** The primary's last_wal that the answer reflects. */
+  lastWal: number;
+  leaves: { tree: string; leaf: number; entries: { key: string; hash: Buffer }[] }[];
+}
+
+/** A key's current value on the primary; null when it does not exist there. */
+export interface KeyValue {
+  key: string;
+  value: Buffer | null;
+}
