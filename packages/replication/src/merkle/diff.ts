@@ -47,7 +47,7 @@ export function differingNodes(tree: MerkleTree, theirs: MerkleSummary): Record<
   for (const cls of TREES) {
     const ours = tree.hashesAt(cls, theirs.level);
     const other = theirs[cls];
-    if (!Buffer.isBuffer(other) || other.length !== ours.length) {
+    if (!(other instanceof Uint8Array) || other.length !== ours.length) {
       throw new RangeError(`${cls} hashes must be ${nodesAt(theirs.level)} hashes of ${HASH_BYTES} bytes for level ${theirs.level}`);
     }
     for (let n = 0; n < nodesAt(theirs.level); n++) {

@@ -50,6 +50,11 @@ export class FakeCluster implements MerkleFeed {
     this.notify();
   }
 
+  /** The writes of every retained change after `index`, in order. */
+  async changesAfter(index: number): Promise<TxnOp[][]> {
+    return this.changes.filter((c) => c.index > index).map((c) => ('ops' in c ? [...c.ops] : []));
+  }
+
   get index(): number {
     return this.applied;
   }
