@@ -248,7 +248,7 @@ export class MerkleIndexer {
       await this.tree.quiesce();
       // Recorded before anything is rewritten: a restart in the middle runs it again.
       await this.db.put(REINDEX_KEY, Buffer.from(JSON.stringify(request)));
-      const scan = await this.options.scan();
+      const scan = await abortable(this.options.scan(), abort.signal);
       const { rebuilt, diff } = await rebuildLeaves(this.db, scan, { ...request, progress, signal: abort.signal });
       const finishedAt = this.now();
       await this.tree.install(rebuilt, finishedAt);
@@ -315,4 +315,26 @@ function parseRequest(raw: Buffer): Required<ReindexRequest> {
 
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/** `scan` unless `signal` aborts first; a scan that arrives after that is closed unread. */
+function abortable(scan: Promise<StorageScan>, signal: AbortSignal): Promise<StorageScan> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<StorageScan>((resolve, reject) => {
+    const onAbort = () => {
+      reject(signal.reason);
+      void scan.then((late) => late.records[Symbol.asyncIterator]().return?.(), () => undefined);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    scan.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        if (!signal.aborted) resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
 }
