@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MerkleIndexer, type MerkleIndexerOptions } from './indexer';
 import { leafOf } from './layout';
-import { decodeLeaf } from './leaf-record';
+import { Leaf } from './leaf-record';
 import { MerkleTree } from './merkle-tree';
 import type { StorageScan } from './rebuild';
 import { leafKey, openMerkleDb, pageKey } from './store';
@@ -166,7 +166,7 @@ describe('MerkleIndexer', () => {
     await db.put(pageKey(0, damagedPage), page);
     const record = (await db.get(leafKey(0, leaf))) as Buffer;
     // The last byte is the hash of the leaf's last key.
-    const changedKey = [...decodeLeaf(record).keys()].pop();
+    const changedKey = Leaf.decode(record).keys().at(-1);
     record[record.length - 1] = (record[record.length - 1] as number) ^ 0x01;
     await db.put(leafKey(0, leaf), record);
     await db.close();

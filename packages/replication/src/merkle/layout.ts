@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { KeyClass } from '../key-space';
 
 /*
@@ -48,15 +48,22 @@ export function pageNumber(level: number, n: number): number {
 export const PAGES = pageNumber(LEAF_LEVEL, 0);
 
 export function leafOf(key: string): number {
-  return createHash('sha256').update(key, 'utf8').digest().readUInt32BE(0) >>> (32 - LEAF_BITS);
+  return sha256(key).readUInt32BE(0) >>> (32 - LEAF_BITS);
+}
+
+/** One-shot hashing: a hash object per call costs more than the hash itself at these sizes. */
+export function sha256(data: string | Buffer): Buffer {
+  return hash('sha256', data, 'buffer');
 }
 
 /** What a leaf keeps of a key: never the value, which replication does not decrypt nor copy here. */
 export function entryHash(key: string, value: Buffer): Buffer {
-  const keyBytes = Buffer.from(key, 'utf8');
-  const len = Buffer.allocUnsafe(4);
-  len.writeUInt32BE(keyBytes.length, 0);
-  return createHash('sha256').update(len).update(keyBytes).update(value).digest();
+  const keyBytes = Buffer.byteLength(key, 'utf8');
+  const input = Buffer.allocUnsafe(4 + keyBytes + value.length);
+  input.writeUInt32BE(keyBytes, 0);
+  input.write(key, 4, 'utf8');
+  input.set(value, 4 + keyBytes);
+  return sha256(input);
 }
 
 export function isZero(hash: Buffer): boolean {
@@ -65,10 +72,10 @@ export function isZero(hash: Buffer): boolean {
 
 /** A page's hash from its subpages' hashes (FANOUT * HASH_BYTES bytes). */
 export function pageHash(children: Buffer): Buffer {
-  for (let i = 0; i < children.length; i++) if (children[i] !== 0) return createHash('sha256').update(children).digest();
+  for (let i = 0; i < children.length; i++) if (children[i] !== 0) return sha256(children);
   return ZERO_HASH;
 }
 
 export function compositeRoot(replicated: Buffer, local: Buffer): Buffer {
-  return createHash('sha256').update(replicated).update(local).digest();
+  return sha256(Buffer.concat([replicated, local]));
 }

@@ -3,7 +3,7 @@ import { classifyKey, type KeyClass } from '../key-space';
 import {
   compositeRoot, entryHash, FANOUT, HASH_BYTES, LEAF_LEVEL, leafOf, LEAVES, nodesAt, pageHash, pageNumber, TREES, ZERO_HASH,
 } from './layout';
-import { decodeLeaf, encodeLeaf, leafHash, type LeafEntries } from './leaf-record';
+import { encodeEntry, entryHashOf, Leaf, leafHash } from './leaf-record';
 import { RootHistory } from './root-history';
 import { HISTORY_RANGE, historyKey, leafKey, META_KEY, PAGE_RANGE, pageKey, parseNodeKey, REINDEX_KEY, type MerkleDb } from './store';
 
@@ -57,7 +57,7 @@ export class MerkleTree {
   private appliedIndex = 0;
   private history: RootHistory;
   /** Decoded leaves by tree * LEAVES + leaf, least recently used first. */
-  private readonly cache = new Map<number, LeafEntries>();
+  private readonly cache = new Map<number, Leaf>();
   /** Leaf records changed since the last flush began. */
   private pending = new Map<number, Buffer>();
   /** Leaf records of the flush being written: read from here, not from disk, until it lands. */
@@ -122,7 +122,7 @@ export class MerkleTree {
   leafEntries(tree: KeyClass, leaf: number): Array<{ key: string; hash: Buffer }> {
     if (!Number.isInteger(leaf) || leaf < 0 || leaf >= LEAVES) throw new RangeError(`leaf must be an integer from 0 to ${LEAVES - 1}`);
     const entries = this.leaf(treeNumber(tree) * LEAVES + leaf);
-    return [...entries.keys()].sort().map((key) => ({ key, hash: Buffer.from(entries.get(key) as Buffer) }));
+    return entries.keys().map((key) => ({ key, hash: Buffer.from(entryHashOf(entries.get(key) as Buffer)) }));
   }
 
   /**
@@ -139,8 +139,7 @@ export class MerkleTree {
       const id = t * LEAVES + leafOf(op.key);
       const entries = this.leaf(id);
       if (op.type === 'put') {
-        if (!entries.has(op.key)) this.counts[t] = this.count(cls) + 1;
-        entries.set(op.key, entryHash(op.key, op.value));
+        if (entries.set(op.key, encodeEntry(op.key, entryHash(op.key, op.value)))) this.counts[t] = this.count(cls) + 1;
       } else if (entries.delete(op.key)) {
         this.counts[t] = this.count(cls) - 1;
       }
@@ -149,10 +148,10 @@ export class MerkleTree {
     if (touched.size > 0) {
       const before = this.rootValue;
       for (const id of touched) {
-        const record = encodeLeaf(this.cache.get(id) as LeafEntries);
+        const record = (this.cache.get(id) as Leaf).encode();
         this.pending.set(id, record);
         const t = Math.floor(id / LEAVES);
-        leafHash(record).copy(this.levels[t]![LEAF_LEVEL]!, (id % LEAVES) * HASH_BYTES);
+        this.levels[t]![LEAF_LEVEL]!.set(leafHash(record), (id % LEAVES) * HASH_BYTES);
       }
       this.rehashAbove(touched);
       this.history.record(index, before);
@@ -234,7 +233,7 @@ export class MerkleTree {
     for (let t = 0; t < TREES.length; t++) rebuilt.leafHashes[t]!.copy(this.levels[t]![LEAF_LEVEL]!);
     for (let t = 0; t < TREES.length; t++) {
       for (let level = LEAF_LEVEL - 1; level >= 0; level--) {
-        for (let n = 0; n < nodesAt(level); n++) pageHash(this.pageContent(t, level, n)).copy(this.levels[t]![level]!, n * HASH_BYTES);
+        for (let n = 0; n < nodesAt(level); n++) pageHash(this.subpages(t, level, n)).copy(this.levels[t]![level]!, n * HASH_BYTES);
       }
     }
     this.counts = [...rebuilt.counts];
@@ -256,8 +255,13 @@ export class MerkleTree {
 
   /** A page's content: its subpages' hashes, as in memory now (a copy). */
   private pageContent(t: number, level: number, n: number): Buffer {
+    return Buffer.from(this.subpages(t, level, n));
+  }
+
+  /** A page's content as a view of the level below (no copy: for hashing it now). */
+  private subpages(t: number, level: number, n: number): Buffer {
     const span = FANOUT * HASH_BYTES;
-    return Buffer.from(this.levels[t]![level + 1]!.subarray(n * span, (n + 1) * span));
+    return this.levels[t]![level + 1]!.subarray(n * span, (n + 1) * span);
   }
 
   private rehashAbove(leaves: Set<number>): void {
@@ -268,7 +272,7 @@ export class MerkleTree {
       for (let level = LEAF_LEVEL - 1; level >= 0 && pages.size > 0; level--) {
         const parents = new Set<number>();
         for (const n of pages) {
-          pageHash(this.pageContent(t, level, n)).copy(this.levels[t]![level]!, n * HASH_BYTES);
+          this.levels[t]![level]!.set(pageHash(this.subpages(t, level, n)), n * HASH_BYTES);
           parents.add(Math.floor(n / FANOUT));
         }
         pages = parents;
@@ -278,7 +282,7 @@ export class MerkleTree {
   }
 
   /** A leaf's entries, read from disk on a miss (a synchronous LevelDB read: usually cached). */
-  private leaf(id: number): LeafEntries {
+  private leaf(id: number): Leaf {
     let entries = this.cache.get(id);
     if (entries) {
       this.cache.delete(id);
@@ -287,7 +291,7 @@ export class MerkleTree {
     }
     const record = this.pending.get(id) ?? this.writing.get(id) ?? this.db.getSync(leafKey(Math.floor(id / LEAVES), id % LEAVES));
     try {
-      entries = record ? decodeLeaf(record) : new Map();
+      entries = record ? Leaf.decode(record) : new Leaf();
     } catch (err) {
       throw new MerkleCorruptionError(`leaf ${id % LEAVES} of the ${TREES[Math.floor(id / LEAVES)]} tree does not parse`, { cause: err });
     }
@@ -340,7 +344,7 @@ export class MerkleTree {
       content.copy(this.levels[t]![level + 1]!, (page - pageNumber(level, 0)) * FANOUT * HASH_BYTES);
     }
     // The roots are the pages' hashes, recomputed: the checkpoint's copies are what a check compares them with.
-    for (let t = 0; t < TREES.length; t++) pageHash(this.pageContent(t, 0, 0)).copy(this.levels[t]![0]!);
+    for (let t = 0; t < TREES.length; t++) pageHash(this.subpages(t, 0, 0)).copy(this.levels[t]![0]!);
     this.rootValue = compositeRoot(this.levels[0]![0]!, this.levels[1]![0]!);
     this.counts = meta.counts;
     this.appliedIndex = meta.applied;

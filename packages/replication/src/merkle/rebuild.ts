@@ -1,6 +1,6 @@
 import { classifyKey } from '../key-space';
 import { entryHash, HASH_BYTES, leafOf, LEAVES, TREES } from './layout';
-import { decodeLeaf, encodeLeaf, leafHash, type LeafEntries } from './leaf-record';
+import { encodeEntry, Leaf, leafHash } from './leaf-record';
 import type { RebuiltLeaves } from './merkle-tree';
 import { leafKey, STAGING_RANGE, stagingPrefix, type MerkleDb } from './store';
 
@@ -89,12 +89,13 @@ export async function rebuildLeaves(db: MerkleDb, scan: StorageScan, options: Re
       for (let leaf = 0; leaf < LEAVES; leaf++) {
         signal?.throwIfAborted();
         const prefix = stagingPrefix(t, leaf);
-        const entries: LeafEntries = new Map();
+        const entries = new Leaf();
         for (let next = await peek(); next && next[0].startsWith(prefix); next = await peek()) {
-          entries.set(next[0].slice(prefix.length), next[1]);
+          const key = next[0].slice(prefix.length);
+          entries.set(key, encodeEntry(key, next[1]));
           at++;
         }
-        const record = encodeLeaf(entries);
+        const record = entries.encode();
         leafHash(record).copy(leafHashes[t]!, leaf * HASH_BYTES);
         counts[t] = (counts[t] ?? 0) + entries.size;
         const key = leafKey(t, leaf);
@@ -120,23 +121,23 @@ export async function rebuildLeaves(db: MerkleDb, scan: StorageScan, options: Re
   return { rebuilt: { index: scan.index, leafHashes, counts }, diff };
 }
 
-function compareLeaf(oldRecord: Buffer, entries: LeafEntries, diff: ReindexDiff): void {
-  let old: LeafEntries;
+function compareLeaf(oldRecord: Buffer, entries: Leaf, diff: ReindexDiff): void {
+  let old: Leaf;
   try {
-    old = decodeLeaf(oldRecord);
+    old = Leaf.decode(oldRecord);
   } catch {
     // A damaged record: every key of the new leaf counts as changed.
-    old = new Map();
+    old = new Leaf();
     for (const key of entries.keys()) old.set(key, Buffer.alloc(0));
   }
   const note = (list: string[], key: string) => {
     if (diff.added.length + diff.removed.length + diff.changed.length >= MAX_DIFF_KEYS) diff.truncated = true;
     else list.push(key);
   };
-  for (const [key, hash] of entries) {
+  for (const key of entries.keys()) {
     const before = old.get(key);
     if (!before) note(diff.added, key);
-    else if (!before.equals(hash)) note(diff.changed, key);
+    else if (!before.equals(entries.get(key) as Buffer)) note(diff.changed, key);
   }
-  for (const key of old.keys()) if (!entries.has(key)) note(diff.removed, key);
+  for (const key of old.keys()) if (entries.get(key) === undefined) note(diff.removed, key);
 }

@@ -34,7 +34,7 @@ export class RootHistory {
     }
     const slot = (this.start + this.size) % this.capacity;
     this.indexes[slot] = index;
-    root.copy(this.roots, slot * HASH_BYTES);
+    this.roots.set(root, slot * HASH_BYTES);
     this.size++;
   }
 
