@@ -181,7 +181,7 @@ export class MerkleIndexer {
     await this.loop;
     for (const w of this.waiters.splice(0)) w.reject(new Error('the Merkle index is closed'));
     if (!this.wanted) await this.tree.flush().catch((err: unknown) => this.logger.warn('merkle index flush failed at close', { error: errorText(err) }));
-    await this.tree.quiesce();
+    await this.tree.freeze();
     await this.db.close();
   }
 
@@ -245,7 +245,7 @@ export class MerkleIndexer {
     const state: ReindexStatus = { running: true, ...request, progress, startedAt: this.now() };
     this.reindexState = state;
     try {
-      await this.tree.quiesce();
+      await this.tree.freeze();
       // Recorded before anything is rewritten: a restart in the middle runs it again.
       await this.db.put(REINDEX_KEY, Buffer.from(JSON.stringify(request)));
       const scan = await abortable(this.options.scan(), abort.signal);

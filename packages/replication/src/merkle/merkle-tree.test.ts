@@ -98,6 +98,18 @@ describe('MerkleTree', () => {
     expect(again.root).toEqual(fresh.root);
   });
 
+  it('writes nothing once frozen for a rebuild, even a flush that was waiting for another', async () => {
+    const tree = await openTree('a');
+    tree.apply(1, [put('logical/a', '1')]);
+    const first = tree.flush();
+    tree.apply(2, [put('logical/b', '2')]);
+    const waiting = tree.flush();
+    await tree.freeze();
+    await Promise.all([first, waiting]);
+    await closeAll();
+    expect((await openTree('a')).applied).toBe(1);
+  });
+
   it('keeps only a bounded cache of leaves and reads the others back from disk', async () => {
     const tree = await openTree('a');
     const keys = 20000;

@@ -10,7 +10,7 @@ import { HISTORY_RANGE, historyKey, leafKey, META_KEY, PAGE_RANGE, pageKey, pars
 /** Vault's logshipper_buffer_length: how many roots-before are kept by default. */
 export const DEFAULT_HISTORY_LENGTH = 16384;
 /** Clean leaves kept decoded in memory; dirty ones are kept until written whatever their number. */
-const LEAF_CACHE = 2048;
+const LEAF_CACHE = 1024;
 
 /** The checkpoint record. */
 interface Meta {
@@ -63,6 +63,7 @@ export class MerkleTree {
   /** Leaf records of the flush being written: read from here, not from disk, until it lands. */
   private writing = new Map<number, Buffer>();
   private flushing: Promise<void> | undefined;
+  private frozen = false;
   private flushedApplied = 0;
   private lastReindexEpoch: string | undefined;
   /** The checkpoint record did not parse: the tree is empty and wants a reindex. */
@@ -170,7 +171,7 @@ export class MerkleTree {
    */
   async flush(): Promise<void> {
     while (this.flushing) await this.flushing;
-    if (!this.dirty) return;
+    if (this.frozen || !this.dirty) return;
     const ops: Op[] = [];
     const pages = new Set<number>();
     for (const [id, record] of this.pending) {
@@ -215,8 +216,12 @@ export class MerkleTree {
     await this.flushing;
   }
 
-  /** Waits for a flush in progress, and drops the unflushed changes' records: for a rebuild that replaces them. */
-  async quiesce(): Promise<void> {
+  /**
+   * Stops flushing until `install`, and waits for a flush in progress: a rebuild is about to
+   * rewrite the store, which a flush of the old tree's leaves would undo.
+   */
+  async freeze(): Promise<void> {
+    this.frozen = true;
     while (this.flushing) await this.flushing.catch(() => undefined);
   }
 
@@ -226,7 +231,7 @@ export class MerkleTree {
    * history starts again there: roots before older indexes are no longer known.
    */
   async install(rebuilt: RebuiltLeaves, epoch: string): Promise<void> {
-    await this.quiesce();
+    await this.freeze();
     this.pending = new Map();
     this.cache.clear();
     this.resetLevels();
@@ -251,6 +256,7 @@ export class MerkleTree {
     ops.push({ type: 'put', key: META_KEY, value: this.metaRecord() }, { type: 'del', key: REINDEX_KEY });
     await this.db.batch(ops);
     this.flushedApplied = this.appliedIndex;
+    this.frozen = false;
   }
 
   /** A page's content: its subpages' hashes, as in memory now (a copy). */
