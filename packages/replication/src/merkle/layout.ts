@@ -44,9 +44,6 @@ export function pageNumber(level: number, n: number): number {
   return (FANOUT ** level - 1) / (FANOUT - 1) + n;
 }
 
-/** Pages of a tree, in page-number order. */
-export const PAGES = pageNumber(LEAF_LEVEL, 0);
-
 export function leafOf(key: string): number {
   return sha256(key).readUInt32BE(0) >>> (32 - LEAF_BITS);
 }
@@ -64,10 +61,6 @@ export function entryHash(key: string, value: Buffer): Buffer {
   input.write(key, 4, 'utf8');
   input.set(value, 4 + keyBytes);
   return sha256(input);
-}
-
-export function isZero(hash: Buffer): boolean {
-  return hash.equals(ZERO_HASH);
 }
 
 /** A page's hash from its subpages' hashes (FANOUT * HASH_BYTES bytes). */
