@@ -4,8 +4,9 @@
 // next to the disk's sync rates (raft-cluster.js), then automated snapshots of a filled server
 // to local disk and to the S3 emulator next to the disk's sequential write speed (snapshot.js).
 // Servers run in their own processes so the load generator does not share their event loop.
-// `node scripts/bench/run.js raft` (or `api`, `snapshot`, `cache`) runs one section. `cache` counts the
-// LevelDB reads behind reads of keys the active node of a cluster just wrote.
+// `node scripts/bench/run.js raft` (or `api`, `snapshot`, `cache`, `merkle`) runs one section. `cache` counts the
+// LevelDB reads behind reads of keys the active node of a cluster just wrote; `merkle` times
+// replication's Merkle index applying and reindexing 100,000 keys.
 const path = require('node:path');
 const { createCipheriv, createSecretKey, randomBytes } = require('node:crypto');
 const { measureLoad, clientName } = require('./load');
@@ -16,6 +17,7 @@ const { startCpuSample } = require('./cpu-usage');
 const { startProcess } = require('./process');
 const { runSnapshotBench } = require('./snapshot');
 const { runCacheBench } = require('./cache');
+const { runMerkleBench } = require('./merkle');
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 
@@ -100,6 +102,7 @@ const SECTIONS = {
   raft: () => runRaftBench({ seconds: SECONDS }),
   snapshot: () => runSnapshotBench({ keys: Number(process.env.BENCH_SNAPSHOT_KEYS ?? 200000) }),
   cache: runCacheBench,
+  merkle: runMerkleBench,
 };
 
 async function main() {

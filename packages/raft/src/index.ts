@@ -15,7 +15,7 @@ export { snapshotValue } from './node/snapshot-value';
 export { makeDir } from './node/make-dir';
 export { ChangesNotRetainedError } from './node/change-log';
 export type { ChangeLogLimits } from './node/change-log';
-export type { AppliedChange } from './node/state-machine';
+export type { AppliedChange, StateScan } from './node/state-machine';
 export { MemoryNetwork, MemoryTransport } from './node/memory-transport';
 export type { Transport, TransportHandlers } from './transport/transport';
 export { GrpcTransport } from './transport/grpc-transport';

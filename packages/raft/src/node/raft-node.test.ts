@@ -57,6 +57,17 @@ describe('RaftNode on a single-node cluster', () => {
     expect(again.status().addresses).toEqual({ n1: 'n1.example:8201' });
   });
 
+  it('scans its applied data with the index it reflects', async () => {
+    const node = await start();
+    expect(await node.propose(put('a/b', '1'))).toBe(true);
+    const scan = await node.scan();
+    expect(await node.propose(put('a/c', '2'))).toBe(true);
+    const keys: string[] = [];
+    for await (const batch of scan.records) for (const [key] of batch) keys.push(key);
+    expect(keys).toEqual(['a/b']);
+    expect(scan.index).toBeLessThan(node.applied);
+  });
+
   it('shares one log write among many concurrent proposals (group commit)', async () => {
     const node = await start();
     await node.readBarrier();

@@ -16,7 +16,7 @@ import type { LogStore } from './log-store';
 import { openLogStore } from './open-log-store';
 import { SnapshotDir, SnapshotReader, SnapshotWriter, type SnapshotHeader } from './snapshot-file';
 import { DEFAULT_CHANGE_LOG_LIMITS, type ChangeLogLimits } from './change-log';
-import { StateMachine, type AppliedChange } from './state-machine';
+import { StateMachine, type AppliedChange, type StateScan } from './state-machine';
 
 export interface RaftNodeOptions {
   id: NodeId;
@@ -345,6 +345,11 @@ export class RaftNode {
   /** Immediate children of `prefix` in the locally applied state, as `Storage.list` defines them. */
   async list(prefix: string): Promise<string[]> {
     return this.sm.list(prefix);
+  }
+
+  /** Every key of the locally applied state with its value, at one applied index (see StateMachine.scan). */
+  scan(): Promise<StateScan> {
+    return this.sm.scan();
   }
 
   /** Adds a non-voting member; resolves once the change is applied here. */

@@ -149,6 +149,22 @@ describe('StateMachine', () => {
     expect(sizes).toEqual([200]);
   });
 
+  it('scans the data at one applied index, agreeing with it even when taken while a batch is being written', async () => {
+    await sm.apply([txnEntry(1, [put('a', '1'), put('b', '1')]), { index: 2, term: 1, type: 'normal', data: encodeRestoreChunk('f'.repeat(32), 0, Buffer.from('staged')) }]);
+    for (let i = 3; i < 43; i++) {
+      // Not awaited: the scan is taken while this batch is on its way to LevelDB.
+      const applying = sm.apply([txnEntry(i, [put('a', String(i)), put('b', String(i))])]);
+      const scan = await sm.scan();
+      await applying;
+      const seen: Array<[string, string]> = [];
+      for await (const batch of scan.records) for (const [k, v] of batch) seen.push([k, v.toString()]);
+      // Staged restore chunks and the '!' and '#' records are not data.
+      const at = scan.index === 2 ? '1' : String(scan.index);
+      expect(seen).toEqual([['a', at], ['b', at]]);
+      expect([i - 1, i]).toContain(scan.index);
+    }
+  });
+
   it('snapshots a view that later applies do not change, and replaces its state from one atomically', async () => {
     await sm.apply([txnEntry(1, [put('x/1', 'a'), put('x/2', 'b'), put('y', 'c')])]);
     const view = sm.view();

@@ -25,6 +25,8 @@ import { SnapshotReader, syncDir, type SnapshotHeader } from './snapshot-file';
 const APPLIED_KEY = '!applied';
 const ADDRESSES_KEY = '!addresses';
 const DATA = 'd';
+/** Just above every data key. */
+const DATA_END = 'e';
 const STAGING = 'r';
 /** A key range holding no key (all keys start with '!', 'd' or 'r'), for `checkpoint`. */
 const NO_KEYS = '\u0000';
@@ -46,6 +48,13 @@ export interface ApplyOutcome {
   addressesChanged: boolean;
   /** A restore replaced the data; the runtime takes a snapshot so the staged chunks leave the log. */
   restored: boolean;
+}
+
+/** Every data key with its value at one applied index (see `StateMachine.scan`). */
+export interface StateScan {
+  index: number;
+  /** `[key, value]` in key order, in batches; end it by finishing or breaking the iteration. */
+  records: AsyncIterable<Array<[string, Buffer]>>;
 }
 
 /** State captured at one applied index, for writing a snapshot without stopping applies. */
@@ -395,6 +404,41 @@ export class StateMachine {
           }
         } finally {
           await it.close();
+        }
+      })(),
+    };
+  }
+
+  /**
+   * The data as of one applied index, callable at any time (an index built from the data, such
+   * as replication's Merkle tree, rebuilds from it while applies go on): the applied index and
+   * the records come from one LevelDB snapshot, and the index is written in the same batch as the
+   * data it covers. The iteration throws if a restore or snapshot install replaces the state
+   * under it.
+   */
+  async scan(): Promise<StateScan> {
+    const db = this.db;
+    const snapshot = db.snapshot();
+    let applied: Buffer | undefined;
+    try {
+      applied = await db.get(APPLIED_KEY, { snapshot });
+    } catch (err) {
+      await snapshot.close();
+      throw err;
+    }
+    const it = db.iterator({ gte: DATA, lt: DATA_END, snapshot, highWaterMarkBytes: VIEW_BATCH_BYTES });
+    return {
+      index: applied ? readUint64(applied, 0) : 0,
+      records: (async function* () {
+        try {
+          for (;;) {
+            const batch = await it.nextv(BATCH);
+            if (batch.length === 0) return;
+            yield batch.map(([key, value]): [string, Buffer] => [key.slice(DATA.length), value]);
+          }
+        } finally {
+          await it.close();
+          await snapshot.close();
         }
       })(),
     };

@@ -1,0 +1,201 @@
+import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MerkleIndexer, type MerkleIndexerOptions } from './indexer';
+import { leafOf } from './layout';
+import { Leaf } from './leaf-record';
+import { MerkleTree } from './merkle-tree';
+import type { StorageScan } from './rebuild';
+import { leafKey, openMerkleDb, pageKey } from './store';
+import { del, FakeCluster, put, waitUntil } from './test-support/fake-cluster';
+
+describe('MerkleIndexer', () => {
+  let dir: string;
+  let cluster: FakeCluster;
+  const open: MerkleIndexer[] = [];
+
+  async function start(name = 'merkle', extra: Partial<MerkleIndexerOptions> = {}): Promise<MerkleIndexer> {
+    const indexer = await MerkleIndexer.open({
+      dir: join(dir, name), feed: cluster, scan: () => cluster.scan(), flushIntervalMs: 20, retryMs: 20, ...extra,
+    });
+    open.push(indexer);
+    return indexer;
+  }
+
+  async function stop(indexer: MerkleIndexer): Promise<void> {
+    open.splice(open.indexOf(indexer), 1);
+    await indexer.close();
+  }
+
+  /** The root of a tree built in one change from the cluster's data now. */
+  async function expectedRoot(): Promise<string> {
+    const db = await openMerkleDb(join(dir, `truth-${Math.random().toString(16).slice(2)}`));
+    try {
+      const tree = await MerkleTree.open(db);
+      tree.apply(1, [...cluster.data].map(([key, value]) => ({ type: 'put' as const, key, value })));
+      return tree.root.toString('hex');
+    } finally {
+      await db.close();
+    }
+  }
+
+  async function caughtUp(indexer: MerkleIndexer): Promise<void> {
+    await waitUntil(() => indexer.applied === cluster.index && !indexer.reindexPending, `the index to reach ${cluster.index}`);
+    expect(indexer.status().merkleRoot).toBe(await expectedRoot());
+  }
+
+  const writeKeys = (from: number, count: number, value = 'v') => {
+    for (let i = from; i < from + count; i++) cluster.commit([put(`logical/k${i}`, `${value}${i}`), put(`sys/token/id/t${i}`, value)]);
+  };
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'strongroom-merkle-indexer-'));
+    cluster = new FakeCluster();
+  });
+  afterEach(async () => {
+    for (const indexer of open.splice(0)) await indexer.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('follows the feed, records the root before each change, and answers once a given index is in', async () => {
+    const indexer = await start();
+    writeKeys(0, 20);
+    await indexer.whenApplied(20);
+    await caughtUp(indexer);
+    const before = indexer.status().merkleRoot;
+    const index = cluster.commit([put('core/local/replication/dr/state', 'only here')]);
+    const next = cluster.commit([del('logical/k3')]);
+    await indexer.whenApplied(next);
+    expect(indexer.rootBefore(index)?.toString('hex')).toBe(before);
+    expect(indexer.rootBefore(next)?.toString('hex')).toBe(before);
+    expect(indexer.status().merkleRoot).not.toBe(before);
+  });
+
+  it('after a crash opens at its last flush and catches up from the feed, without a reindex', async () => {
+    const indexer = await start();
+    writeKeys(0, 30);
+    await caughtUp(indexer);
+    await indexer.flush();
+    // What a crash leaves on disk: the store as last flushed, while the index runs on.
+    await stop(indexer);
+    const live = await start('merkle', { flushIntervalMs: 60_000 });
+    writeKeys(30, 40);
+    await caughtUp(live);
+    await cp(join(dir, 'merkle'), join(dir, 'crashed-later'), { recursive: true });
+    writeKeys(70, 5, 'w');
+
+    // Had it not opened at 30, it could not catch up from the feed: nothing older is left there.
+    cluster.forget(30);
+    const recovered = await start('crashed-later');
+    await caughtUp(recovered);
+    expect(recovered.status().reindex).toBeUndefined();
+    expect(recovered.rootBefore(31)?.toString('hex')).toBe(live.rootBefore(31)?.toString('hex'));
+  });
+
+  it('reindexes from storage when the feed no longer has its next change, and when storage is restored', async () => {
+    const first = await start();
+    writeKeys(0, 10);
+    await caughtUp(first);
+    await stop(first);
+    writeKeys(10, 10);
+    cluster.forget(15);
+    const behind = await start();
+    await caughtUp(behind);
+    expect(behind.status().reindex).toMatchObject({ running: false, force: false, progress: { phase: 'done', keysScanned: 40, keysTotal: 40 } });
+    expect(behind.status().lastReindexEpoch).toEqual(expect.any(String));
+
+    cluster.restore(new Map([['logical/restored', Buffer.from('r')]]));
+    writeKeys(100, 2);
+    await caughtUp(behind);
+    expect(behind.status().reindex?.force).toBe(true);
+  });
+
+  it('follows again from its applied index when the feed\'s node is replaced', async () => {
+    const indexer = await start();
+    writeKeys(0, 5);
+    await caughtUp(indexer);
+    const follows = cluster.follows;
+    cluster.replaceNode();
+    writeKeys(5, 5);
+    await caughtUp(indexer);
+    expect(cluster.follows).toBeGreaterThan(follows);
+    expect(indexer.status().reindex).toBeUndefined();
+  });
+
+  it('runs a reindex interrupted by a stop again when it opens', async () => {
+    writeKeys(0, 10);
+    let release: (() => void) | undefined;
+    const held = new Promise<void>((resolve) => { release = resolve; });
+    let scans = 0;
+    const slowScan = async (): Promise<StorageScan> => {
+      scans++;
+      await held;
+      return cluster.scan();
+    };
+    const indexer = await start('merkle', { scan: slowScan });
+    await caughtUp(indexer);
+    await indexer.flush();
+    indexer.reindex({ diff: true });
+    await waitUntil(() => scans === 1, 'the reindex to start');
+    await expect(indexer.check()).rejects.toThrow(/reindex of the Merkle index is running/);
+    await stop(indexer);
+    release?.();
+
+    const again = await start('merkle', { scan: () => cluster.scan() });
+    expect(again.reindexPending).toBe(true);
+    await caughtUp(again);
+    expect(again.status().reindex).toMatchObject({ running: false, diff: true, result: { leavesRewritten: 0, added: [], removed: [], changed: [] } });
+  });
+
+  it('finds a flipped byte in a stored page and in a stored leaf, and a reindex repairs both', async () => {
+    writeKeys(0, 200);
+    const indexer = await start();
+    await caughtUp(indexer);
+    expect(clean(await indexer.check())).toBe(true);
+    await stop(indexer);
+
+    // A byte of the hash of subpage 3 in a stored page of level 2 (17-272: the leaves' parents)
+    // of the replicated tree, off the path of the leaf damaged next.
+    const damagedKey = 'logical/k7';
+    const leaf = leafOf(damagedKey);
+    const db = await openMerkleDb(join(dir, 'merkle'));
+    let damagedPage = 17;
+    while (damagedPage < 272 && (damagedPage === 17 + (leaf >> 4) || !(await db.get(pageKey(0, damagedPage))))) damagedPage++;
+    const page = (await db.get(pageKey(0, damagedPage))) as Buffer;
+    page[3 * 32 + 5] = (page[3 * 32 + 5] as number) ^ 0x40;
+    await db.put(pageKey(0, damagedPage), page);
+    const record = (await db.get(leafKey(0, leaf))) as Buffer;
+    // The last byte is the hash of the leaf's last key.
+    const changedKey = Leaf.decode(record).keys().at(-1);
+    record[record.length - 1] = (record[record.length - 1] as number) ^ 0x01;
+    await db.put(leafKey(0, leaf), record);
+    await db.close();
+
+    const damaged = await start();
+    const report = (await damaged.check()).merkle_corruption_report;
+    expect(report.corrupted_root).toBe(true);
+    expect(report.corrupted_tree_map['2']).toEqual({ tree_type: 'local', corrupted_subtree_root: false, corrupted_index_tuples_map: {} });
+    const replicated = report.corrupted_tree_map['1']!;
+    expect(replicated.corrupted_subtree_root).toBe(true);
+    expect(replicated.corrupted_index_tuples_map[String(damagedPage)]).toEqual({ corrupted: true, subpages: [3] });
+    // Nothing else at that level.
+    expect(Object.keys(replicated.corrupted_index_tuples_map).filter((p) => Number(p) >= 17).sort()).toEqual([String(damagedPage), String(17 + (leaf >> 4))].sort());
+    // The damaged leaf shows on its path: page 0's subpage, its level-1 page's, its level-2 page's.
+    expect(replicated.corrupted_index_tuples_map['0']?.subpages).toContain(leaf >> 8);
+    expect(replicated.corrupted_index_tuples_map[String(1 + (leaf >> 8))]?.subpages).toContain((leaf >> 4) % 16);
+    expect(replicated.corrupted_index_tuples_map[String(17 + (leaf >> 4))]?.subpages).toContain(leaf % 16);
+    expect(damaged.status().corrupted).toBe(true);
+    expect(report.last_corruption_check_epoch).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/);
+
+    damaged.reindex({ diff: true });
+    await caughtUp(damaged);
+    expect(damaged.status().reindex?.result).toMatchObject({ leavesRewritten: 1, added: [], removed: [], changed: [changedKey] });
+    expect(clean(await damaged.check())).toBe(true);
+    expect(damaged.status().corrupted).toBe(false);
+  });
+});
+
+function clean(report: Awaited<ReturnType<MerkleIndexer['check']>>): boolean {
+  const r = report.merkle_corruption_report;
+  return !r.corrupted_root && Object.values(r.corrupted_tree_map).every((t) => !t.corrupted_subtree_root && Object.keys(t.corrupted_index_tuples_map).length === 0);
+}

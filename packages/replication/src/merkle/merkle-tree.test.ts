@@ -1,0 +1,125 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { compositeRoot, entryHash, LEAF_LEVEL, leafOf, ZERO_HASH } from './layout';
+import { MerkleTree } from './merkle-tree';
+import { openMerkleDb, type MerkleDb } from './store';
+import { del, put } from './test-support/fake-cluster';
+
+describe('MerkleTree', () => {
+  let dir: string;
+  const dbs: MerkleDb[] = [];
+
+  async function openTree(name: string, historyLength?: number): Promise<MerkleTree> {
+    const db = await openMerkleDb(join(dir, name));
+    dbs.push(db);
+    return MerkleTree.open(db, historyLength);
+  }
+
+  async function closeAll(): Promise<void> {
+    for (const db of dbs.splice(0)) if (db.status === 'open') await db.close();
+  }
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'strongroom-merkle-'));
+  });
+  afterEach(async () => {
+    await closeAll();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('starts empty, keeps cluster-local keys out, and puts tokens in the local tree', async () => {
+    const tree = await openTree('a');
+    const empty = compositeRoot(ZERO_HASH, ZERO_HASH);
+    expect(tree.root).toEqual(empty);
+    tree.apply(1, [put('core/local/replication/dr', 'x')]);
+    expect(tree.root).toEqual(empty);
+    expect(tree.applied).toBe(1);
+    tree.apply(2, [put('sys/token/id/abc', 'sealed')]);
+    expect(tree.treeRoot('replicated')).toEqual(ZERO_HASH);
+    expect(tree.treeRoot('local')).not.toEqual(ZERO_HASH);
+    expect(tree.count('local')).toBe(1);
+    expect(tree.leafEntries('local', leafOf('sys/token/id/abc'))).toEqual([{ key: 'sys/token/id/abc', hash: entryHash('sys/token/id/abc', Buffer.from('sealed')) }]);
+    tree.apply(3, [del('sys/token/id/abc')]);
+    expect(tree.root).toEqual(empty);
+    expect(tree.count('local')).toBe(0);
+  });
+
+  it('reaches the same root for the same contents whatever the history', async () => {
+    const a = await openTree('a');
+    const b = await openTree('b');
+    for (let i = 0; i < 300; i++) a.apply(i + 1, [put(`logical/k${i}`, `v${i}`)]);
+    a.apply(400, [put('logical/k7', 'changed'), del('logical/k8'), put('sys/expire/id/x', 'lease')]);
+    const ops = [];
+    for (let i = 299; i >= 0; i--) if (i !== 8) ops.push(put(`logical/k${i}`, i === 7 ? 'changed' : `v${i}`));
+    b.apply(5, [put('logical/k8', 'soon gone'), put('sys/expire/id/x', 'lease')]);
+    b.apply(9, [...ops, del('logical/k8')]);
+    expect(b.root).toEqual(a.root);
+    expect(b.hashesAt('replicated', LEAF_LEVEL)).toEqual(a.hashesAt('replicated', LEAF_LEVEL));
+    b.apply(10, [put('logical/k7', 'differs')]);
+    expect(b.root).not.toEqual(a.root);
+  });
+
+  it('knows the root before each change, for a bounded number of changes', async () => {
+    const tree = await openTree('a', 4);
+    const roots = [tree.root];
+    for (let i = 1; i <= 6; i++) {
+      // Index 2i: the odd indexes are changes elsewhere (gaps in the feed).
+      tree.apply(2 * i, [put(`k${i}`, 'v')]);
+      roots.push(tree.root);
+    }
+    expect(tree.rootBefore(12)).toEqual(roots[5]);
+    expect(tree.rootBefore(11)).toEqual(roots[5]);
+    expect(tree.rootBefore(13)).toEqual(roots[6]);
+    expect(tree.rootBefore(6)).toEqual(roots[2]);
+    // Four kept: the roots before 6, 8, 10, 12; nothing said at or below the last dropped (4).
+    expect(tree.rootBefore(5)).toEqual(roots[2]);
+    expect(tree.rootBefore(4)).toBeUndefined();
+    expect(tree.rootBefore(14)).toBeUndefined();
+  });
+
+  it('comes back at its last flush, with its roots-before, and carries on from there', async () => {
+    const tree = await openTree('a');
+    for (let i = 1; i <= 100; i++) tree.apply(i, [put(`logical/k${i}`, `v${i}`)]);
+    await tree.flush();
+    const at100 = tree.root;
+    const before50 = tree.rootBefore(50);
+    tree.apply(101, [put('logical/lost', 'not flushed')]);
+    await closeAll();
+
+    const again = await openTree('a');
+    expect(again.applied).toBe(100);
+    expect(again.root).toEqual(at100);
+    expect(again.rootBefore(50)).toEqual(before50);
+    expect(again.count('replicated')).toBe(100);
+    again.apply(101, [put('logical/k1', 'changed')]);
+    const fresh = await openTree('b');
+    fresh.apply(1, Array.from({ length: 100 }, (_, i) => put(`logical/k${i + 1}`, i === 0 ? 'changed' : `v${i + 1}`)));
+    expect(again.root).toEqual(fresh.root);
+  });
+
+  it('writes nothing once frozen for a rebuild, even a flush that was waiting for another', async () => {
+    const tree = await openTree('a');
+    tree.apply(1, [put('logical/a', '1')]);
+    const first = tree.flush();
+    tree.apply(2, [put('logical/b', '2')]);
+    const waiting = tree.flush();
+    await tree.freeze();
+    await Promise.all([first, waiting]);
+    await closeAll();
+    expect((await openTree('a')).applied).toBe(1);
+  });
+
+  it('keeps only a bounded cache of leaves and reads the others back from disk', async () => {
+    const tree = await openTree('a');
+    const keys = 20000;
+    for (let i = 0; i < keys; i += 500) tree.apply(i + 1, Array.from({ length: 500 }, (_, j) => put(`logical/${i + j}`, 'v')));
+    await tree.flush();
+    // Every leaf was touched; rewrite some so that leaves evicted after the flush are read again.
+    for (let i = 0; i < keys; i += 97) tree.apply(keys + i + 1, [put(`logical/${i}`, 'w')]);
+    const fresh = await openTree('b');
+    fresh.apply(1, Array.from({ length: keys }, (_, i) => put(`logical/${i}`, i % 97 === 0 ? 'w' : 'v')));
+    expect(tree.root).toEqual(fresh.root);
+    expect(tree.count('replicated')).toBe(keys);
+  });
+});
