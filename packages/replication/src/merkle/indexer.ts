@@ -323,7 +323,7 @@ function abortable(scan: Promise<StorageScan>, signal: AbortSignal): Promise<Sto
   return new Promise<StorageScan>((resolve, reject) => {
     const onAbort = () => {
       reject(signal.reason);
-      void scan.then((late) => late.records[Symbol.asyncIterator]().return?.(), () => undefined);
+      void scan.then((late) => late.close?.(), () => undefined).catch(() => undefined);
     };
     signal.addEventListener('abort', onAbort, { once: true });
     scan.then(
