@@ -193,6 +193,7 @@ describe('MerkleIndexer', () => {
     damaged.reindex({ diff: true });
     await caughtUp(damaged);
     expect(damaged.status().reindex?.result).toMatchObject({ leavesRewritten: 1, added: [], removed: [], changed: [changedKey] });
+    expect(damaged.status().corrupted).toBe(false);
     expect(clean(await damaged.check())).toBe(true);
     expect(damaged.status().corrupted).toBe(false);
   });

@@ -253,6 +253,8 @@ export class MerkleIndexer {
       const finishedAt = this.now();
       await this.tree.install(rebuilt, finishedAt);
       Object.assign(state, { running: false, finishedAt, result: diff });
+      // Every page and every differing leaf was just rewritten from storage.
+      if (this.lastCheck) this.lastCheck = { ...this.lastCheck, corrupted: false };
       this.logger.info('merkle index rebuilt from storage', { index: rebuilt.index, leaves_rewritten: diff.leavesRewritten });
       this.wakeWaiters();
     } catch (err) {
