@@ -163,6 +163,10 @@ describe('StateMachine', () => {
       expect(seen).toEqual([['a', at], ['b', at]]);
       expect([i - 1, i]).toContain(scan.index);
     }
+    // A scan never read is ended by close; the state machine closes as usual after it.
+    const unread = await sm.scan();
+    await unread.close();
+    await unread.close();
   });
 
   it('snapshots a view that later applies do not change, and replaces its state from one atomically', async () => {

@@ -53,8 +53,10 @@ export interface ApplyOutcome {
 /** Every data key with its value at one applied index (see `StateMachine.scan`). */
 export interface StateScan {
   index: number;
-  /** `[key, value]` in key order, in batches; end it by finishing or breaking the iteration. */
+  /** `[key, value]` in key order, in batches; reading them to the end, or breaking off, ends the scan. */
   records: AsyncIterable<Array<[string, Buffer]>>;
+  /** Ends a scan whose records are not read (the snapshot under it is held until then). */
+  close(): Promise<void>;
 }
 
 /** State captured at one applied index, for writing a snapshot without stopping applies. */
@@ -426,10 +428,17 @@ export class StateMachine {
       await snapshot.close();
       throw err;
     }
-    const it = db.iterator({ gte: DATA, lt: DATA_END, snapshot, highWaterMarkBytes: VIEW_BATCH_BYTES });
+    let released = false;
+    const close = async () => {
+      if (released) return;
+      released = true;
+      await snapshot.close();
+    };
     return {
       index: applied ? readUint64(applied, 0) : 0,
+      close,
       records: (async function* () {
+        const it = db.iterator({ gte: DATA, lt: DATA_END, snapshot, highWaterMarkBytes: VIEW_BATCH_BYTES });
         try {
           for (;;) {
             const batch = await it.nextv(BATCH);
@@ -438,7 +447,7 @@ export class StateMachine {
           }
         } finally {
           await it.close();
-          await snapshot.close();
+          await close();
         }
       })(),
     };

@@ -127,10 +127,11 @@ describe('MerkleIndexer', () => {
     let release: (() => void) | undefined;
     const held = new Promise<void>((resolve) => { release = resolve; });
     let scans = 0;
+    let lateScanClosed = false;
     const slowScan = async (): Promise<StorageScan> => {
       scans++;
       await held;
-      return cluster.scan();
+      return { ...(await cluster.scan()), close: async () => { lateScanClosed = true; } };
     };
     const indexer = await start('merkle', { scan: slowScan });
     await caughtUp(indexer);
@@ -140,6 +141,8 @@ describe('MerkleIndexer', () => {
     await expect(indexer.check()).rejects.toThrow(/reindex of the Merkle index is running/);
     await stop(indexer);
     release?.();
+    // The scan that came after the stop is ended unread.
+    await waitUntil(() => lateScanClosed, 'the late scan to be closed');
 
     const again = await start('merkle', { scan: () => cluster.scan() });
     expect(again.reindexPending).toBe(true);
@@ -190,6 +193,7 @@ describe('MerkleIndexer', () => {
     damaged.reindex({ diff: true });
     await caughtUp(damaged);
     expect(damaged.status().reindex?.result).toMatchObject({ leavesRewritten: 1, added: [], removed: [], changed: [changedKey] });
+    expect(damaged.status().corrupted).toBe(false);
     expect(clean(await damaged.check())).toBe(true);
     expect(damaged.status().corrupted).toBe(false);
   });

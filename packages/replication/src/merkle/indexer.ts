@@ -253,6 +253,8 @@ export class MerkleIndexer {
       const finishedAt = this.now();
       await this.tree.install(rebuilt, finishedAt);
       Object.assign(state, { running: false, finishedAt, result: diff });
+      // Every page and every differing leaf was just rewritten from storage.
+      if (this.lastCheck) this.lastCheck = { ...this.lastCheck, corrupted: false };
       this.logger.info('merkle index rebuilt from storage', { index: rebuilt.index, leaves_rewritten: diff.leavesRewritten });
       this.wakeWaiters();
     } catch (err) {
@@ -323,7 +325,7 @@ function abortable(scan: Promise<StorageScan>, signal: AbortSignal): Promise<Sto
   return new Promise<StorageScan>((resolve, reject) => {
     const onAbort = () => {
       reject(signal.reason);
-      void scan.then((late) => late.records[Symbol.asyncIterator]().return?.(), () => undefined);
+      void scan.then((late) => late.close?.(), () => undefined).catch(() => undefined);
     };
     signal.addEventListener('abort', onAbort, { once: true });
     scan.then(

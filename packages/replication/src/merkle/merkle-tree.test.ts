@@ -110,6 +110,24 @@ describe('MerkleTree', () => {
     expect((await openTree('a')).applied).toBe(1);
   });
 
+  it('writes the records of a failed flush with the next one', async () => {
+    const tree = await openTree('a');
+    const db = dbs[0]!;
+    tree.apply(1, [put('logical/a', '1'), put('sys/token/id/x', 't')]);
+    const batch = db.batch.bind(db);
+    (db as { batch: unknown }).batch = () => Promise.reject(new Error('disk full'));
+    await expect(tree.flush()).rejects.toThrow('disk full');
+    (db as { batch: unknown }).batch = batch;
+    tree.apply(2, [put('logical/b', '2')]);
+    await tree.flush();
+    const root = tree.root;
+    await closeAll();
+    const again = await openTree('a');
+    expect(again.applied).toBe(2);
+    expect(again.root).toEqual(root);
+    expect(again.leafEntries('local', leafOf('sys/token/id/x')).map((e) => e.key)).toEqual(['sys/token/id/x']);
+  });
+
   it('keeps only a bounded cache of leaves and reads the others back from disk', async () => {
     const tree = await openTree('a');
     const keys = 20000;

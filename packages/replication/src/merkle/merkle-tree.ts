@@ -170,7 +170,8 @@ export class MerkleTree {
    * the records are taken now, so applies may go on while it is written. Flushes run one at a time.
    */
   async flush(): Promise<void> {
-    while (this.flushing) await this.flushing;
+    // A failed flush is its caller's to report; this one writes what it left.
+    while (this.flushing) await this.flushing.catch(() => undefined);
     if (this.frozen || !this.dirty) return;
     const ops: Op[] = [];
     const pages = new Set<number>();

@@ -8,6 +8,8 @@ import { leafKey, STAGING_RANGE, stagingPrefix, type MerkleDb } from './store';
 export interface StorageScan {
   index: number;
   records: AsyncIterable<Array<[string, Buffer]>>;
+  /** Ends a scan whose records are not read. */
+  close?(): Promise<void>;
 }
 
 export interface ReindexProgress {
