@@ -11,6 +11,7 @@ import { cloud1AuthEngine } from '@strongroom/engine-cloud1-auth';
 import { cloud1SecretsEngine } from '@strongroom/engine-cloud1-secrets';
 import { makeDir } from '@strongroom/raft';
 import { automatedSnapshots } from '@strongroom/snapshots';
+import { ClusterReplication } from '@strongroom/replication';
 import { secretSync } from '@strongroom/sync';
 import { createApp } from './app';
 import { ConfigError, type ListenerConfig, type ServerConfig, type TransitSealConfig } from './config';
@@ -88,12 +89,14 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       ...(config.storage.trailingLogs !== undefined ? { snapshotTrailing: config.storage.trailingLogs } : {}),
     },
   });
+  const replication = new ClusterReplication({ cluster, dir: config.storage.path, logger });
   const core = new Core({
     storage: cluster.storage, commits: cluster.feed, logger, engines: ENGINES, ha: cluster.hooks(), seals: await sealsOf(config, logger),
     extensions: [
       cluster.extension(),
       (c) => automatedSnapshots({ storage: c.barrier, clock: c.clock, logger, source: () => cluster.snapshot() }),
       (c) => secretSync({ storage: c.barrier }),
+      replication.extension(),
     ],
   });
   cluster.attach(core);
@@ -119,9 +122,11 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     await requireFreeClusterPort(config, first);
     await createStorageDir(config);
     await cluster.start(addresses[0] as string);
+    await replication.start();
     core.startAutoUnseal();
   } catch (err) {
     for (const l of listening) l.listener.close();
+    await replication.close();
     await cluster.close();
     await core.close();
     throw err;
@@ -139,6 +144,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
         await new Promise((r) => setTimeout(r, 20));
       }
       for (const l of listening) l.server.closeAllConnections();
+      await replication.close();
       await core.close();
       await cluster.close();
     })();

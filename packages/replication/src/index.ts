@@ -27,3 +27,6 @@ export type {
   CorruptionReport, DiffAnswer, LeafDiff, LeafEntry, MerkleFeed, MerkleIndexerOptions, MerkleStatus, MerkleSummary, ReindexDiff, ReindexProgress,
   ReindexRequest, ReindexStatus, StorageScan,
 } from './merkle';
+export { ClusterReplication } from './extension';
+export type { ClusterReplicationOptions } from './extension';
+export { DrReplication } from './dr-replication';

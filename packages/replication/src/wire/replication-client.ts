@@ -3,7 +3,7 @@ import { systemClock, type Clock, type TimerHandle, type TxnOp } from '@strongro
 import { CLUSTER_SERVER_NAME } from '@strongroom/raft';
 import { ReplicationCallError, ReplicationUnavailableError, fromServiceError, type ReplicationWireError } from './errors';
 import { decodeOp, replicationService, type WireKeyValues, type WireWalMessage, type WireWalOp } from './replication-proto';
-import type { ActivateRequest, ActivateResult, KeyValue, MerkleDiffRequest, MerkleDiffResult, PingReply, StreamWalsRequest, WalEntry, WalStreamMessage } from './types';
+import type { ActivateRequest, ActivateResult, KeyValue, MerkleDiffRequest, MerkleDiffResult, PingReply, PingRequest, StreamWalsRequest, WalEntry, WalStreamMessage } from './types';
 
 export interface ReplicationClientTls {
   /** The primary's cluster CA (PEM): its cluster certificate must chain to it. */
@@ -65,9 +65,12 @@ export class ReplicationClient {
     return { clusterId: answer.clusterId, clusterAddresses: answer.clusterAddresses, lastWal: answer.lastWal };
   }
 
-  async ping(): Promise<PingReply> {
-    const answer = await this.unary(replicationService().ping, {}, this.options.timeoutMs);
-    return { clusterId: answer.clusterId, active: answer.active, activeClusterAddress: answer.activeClusterAddress || null, timeMs: answer.timeMs, lastWal: answer.lastWal };
+  async ping(request?: PingRequest): Promise<PingReply> {
+    const answer = await this.unary(replicationService().ping, request ?? { nodeId: '', apiAddress: '', clusterAddress: '', timeMs: 0, lastRttMs: 0 }, this.options.timeoutMs);
+    return {
+      clusterId: answer.clusterId, active: answer.active, activeClusterAddress: answer.activeClusterAddress || null, timeMs: answer.timeMs,
+      lastWal: answer.lastWal, walSource: answer.walSource,
+    };
   }
 
   async merkleDiff(request: MerkleDiffRequest): Promise<MerkleDiffResult> {

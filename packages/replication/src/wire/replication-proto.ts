@@ -44,17 +44,27 @@ export interface WireActivateResponse {
   lastWal: number;
 }
 
+export interface WirePingRequest {
+  nodeId: string;
+  apiAddress: string;
+  clusterAddress: string;
+  timeMs: number;
+  lastRttMs: number;
+}
+
 export interface WirePingResponse {
   clusterId: string;
   active: boolean;
   activeClusterAddress: string;
   timeMs: number;
   lastWal: number;
+  walSource: string;
 }
 
 export interface WireStreamWalsRequest {
   fromIndex: number;
   primaryClusterId: string;
+  walSource: string;
   nodeId: string;
   apiAddress: string;
   clusterAddress: string;
@@ -99,7 +109,7 @@ export interface WireKeyValues {
 export interface ReplicationService {
   definition: ServiceDefinition;
   activate: MethodDefinition<WireActivateRequest, WireActivateResponse>;
-  ping: MethodDefinition<object, WirePingResponse>;
+  ping: MethodDefinition<WirePingRequest, WirePingResponse>;
   streamWals: MethodDefinition<WireStreamWalsRequest, WireWalMessage>;
   merkleDiff: MethodDefinition<WireMerkleDiffRequest, WireMerkleDiffResponse>;
   merkleSync: MethodDefinition<WireMerkleSyncRequest, WireKeyValues>;

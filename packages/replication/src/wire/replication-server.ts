@@ -7,10 +7,10 @@ import { CredentialRefusedError, ReplicationCallError, toStatus } from './errors
 import {
   encodeOp, opBytes, replicationService,
   type WireActivateRequest, type WireActivateResponse, type WireKeyValues, type WireMerkleDiffRequest, type WireMerkleDiffResponse,
-  type WirePingResponse, type WireStreamWalsRequest, type WireWalEntry, type WireWalMessage, type WireMerkleSyncRequest,
+  type WirePingRequest, type WirePingResponse, type WireStreamWalsRequest, type WireWalEntry, type WireWalMessage, type WireMerkleSyncRequest,
 } from './replication-proto';
 import type {
-  ActivateRequest, ActivateResult, KeyValue, MerkleDiffRequest, MerkleDiffResult, PingResult, StreamWalsRequest, WalEntry, WalStreamItem,
+  ActivateRequest, ActivateResult, KeyValue, MerkleDiffRequest, MerkleDiffResult, PingRequest, PingResult, StreamWalsRequest, WalEntry, WalStreamItem,
 } from './types';
 
 /**
@@ -22,7 +22,7 @@ import type {
  */
 export interface ReplicationHandler {
   activate(request: ActivateRequest, caller: PeerIdentity): Promise<ActivateResult>;
-  ping(caller: PeerIdentity): Promise<PingResult>;
+  ping(request: PingRequest, caller: PeerIdentity): Promise<PingResult>;
   /**
    * The WAL from request.fromIndex on, then new entries as they commit, until `signal` aborts.
    * Yielding notRetained ends the stream. Batches may be of any size: the wire cuts them.
@@ -107,10 +107,14 @@ export class ReplicationServer {
           const result = await this.handler.activate({ nodeId, apiAddress, clusterAddress }, caller);
           return { clusterId: result.clusterId, clusterAddresses: result.clusterAddresses, lastWal: result.lastWal };
         }),
-      Ping: (call: ServerUnaryCall<object, WirePingResponse>, callback: sendUnaryData<WirePingResponse>) =>
+      Ping: (call: ServerUnaryCall<WirePingRequest, WirePingResponse>, callback: sendUnaryData<WirePingResponse>) =>
         this.unary(call, callback, async (caller) => {
-          const result = await this.handler.ping(caller);
-          return { clusterId: result.clusterId, active: result.active, activeClusterAddress: result.activeClusterAddress ?? '', timeMs: this.clock.now(), lastWal: result.lastWal };
+          const { nodeId, apiAddress, clusterAddress, timeMs, lastRttMs } = call.request;
+          const result = await this.handler.ping({ nodeId, apiAddress, clusterAddress, timeMs: Number(timeMs), lastRttMs: Number(lastRttMs) }, caller);
+          return {
+            clusterId: result.clusterId, active: result.active, activeClusterAddress: result.activeClusterAddress ?? '', timeMs: this.clock.now(),
+            lastWal: result.lastWal, walSource: result.walSource,
+          };
         }),
       StreamWals: (call: ServerWritableStream<WireStreamWalsRequest, WireWalMessage>) => void this.serveWals(call),
       MerkleDiff: (call: ServerUnaryCall<WireMerkleDiffRequest, WireMerkleDiffResponse>, callback: sendUnaryData<WireMerkleDiffResponse>) =>
@@ -152,8 +156,8 @@ export class ReplicationServer {
 
   private async serveWals(call: ServerWritableStream<WireStreamWalsRequest, WireWalMessage>): Promise<void> {
     await this.serveStream(call, async (caller, signal, write) => {
-      const { fromIndex, primaryClusterId, nodeId, apiAddress, clusterAddress } = call.request;
-      const items = this.handler.streamWals({ fromIndex, primaryClusterId, nodeId, apiAddress, clusterAddress }, caller, signal)[Symbol.asyncIterator]();
+      const { fromIndex, primaryClusterId, walSource, nodeId, apiAddress, clusterAddress } = call.request;
+      const items = this.handler.streamWals({ fromIndex, primaryClusterId, walSource, nodeId, apiAddress, clusterAddress }, caller, signal)[Symbol.asyncIterator]();
       // A next() still pending when the secondary goes away may fail later, with no one waiting.
       const pull = () => {
         const next = items.next();

@@ -90,9 +90,10 @@ async function startPrimary(overrides: Partial<ReplicationHandler> = {}, options
       used.add(caller.fingerprint);
       return { clusterId: 'primary-cluster', clusterAddresses: [`${request.clusterAddress}-seen`, '127.0.0.1:8201'], lastWal: 42 };
     },
-    ping: async (caller) => {
+    ping: async (request, caller) => {
       calls.push({ method: 'ping', caller });
-      return { clusterId: 'primary-cluster', active: true, activeClusterAddress: null, lastWal: 42 };
+      expect(typeof request.timeMs).toBe('number');
+      return { clusterId: 'primary-cluster', walSource: 'log-1', active: true, activeClusterAddress: null, lastWal: 42 };
     },
     streamWals: (request, caller, signal) => {
       calls.push({ method: 'streamWals', caller });
@@ -154,10 +155,17 @@ describe('replication wire: activation and ping', () => {
   });
 
   it('answers a ping with the primary\'s time, and a standby\'s ping names the active node', async () => {
-    const primary = await startPrimary({ ping: async () => ({ clusterId: 'c', active: false, activeClusterAddress: '10.0.0.2:8201', lastWal: 9 }) });
+    let seen: unknown;
+    const primary = await startPrimary({
+      ping: async (request) => {
+        seen = request;
+        return { clusterId: 'c', walSource: 'log-1', active: false, activeClusterAddress: '10.0.0.2:8201', lastWal: 9 };
+      },
+    });
     const before = Date.now();
-    const reply = await connect(primary.address).ping();
-    expect(reply).toMatchObject({ clusterId: 'c', active: false, activeClusterAddress: '10.0.0.2:8201', lastWal: 9 });
+    const reply = await connect(primary.address).ping({ nodeId: 'n1', apiAddress: 'http://s', clusterAddress: 's:8201', timeMs: 123, lastRttMs: 7 });
+    expect(reply).toMatchObject({ clusterId: 'c', walSource: 'log-1', active: false, activeClusterAddress: '10.0.0.2:8201', lastWal: 9 });
+    expect(seen).toEqual({ nodeId: 'n1', apiAddress: 'http://s', clusterAddress: 's:8201', timeMs: 123, lastRttMs: 7 });
     expect(reply.timeMs).toBeGreaterThanOrEqual(before - 1);
     expect(reply.timeMs).toBeLessThanOrEqual(Date.now() + 1);
   });
@@ -183,7 +191,7 @@ describe('replication wire: activation and ping', () => {
 describe('replication wire: WAL stream', () => {
   it('streams batches in order with every kind of operation, and heartbeats while idle', async () => {
     const primary = await startPrimary({}, { heartbeatMs: 50 });
-    const stream = connect(primary.address).streamWals({ fromIndex: 3, primaryClusterId: 'primary-cluster', nodeId: 'n1', apiAddress: 'a', clusterAddress: 'c' });
+    const stream = connect(primary.address).streamWals({ fromIndex: 3, primaryClusterId: 'primary-cluster', walSource: 'log-1', nodeId: 'n1', apiAddress: 'a', clusterAddress: 'c' });
     primary.wal.push(
       { kind: 'batch', entries: [entry(3, put('logical/a', 'one'), { type: 'delete', key: 'logical/b' })], lastWal: 5 },
       { kind: 'batch', entries: [entry(5, { type: 'put', key: 'logical/empty', value: Buffer.alloc(0) })], lastWal: 5 },
@@ -203,7 +211,7 @@ describe('replication wire: WAL stream', () => {
     const entries = Array.from({ length: 40 }, (_, i) => entry(i + 1, put(`logical/k${i}`, 'x'.repeat(1000))));
     const big = entry(41, put('logical/huge', 'y'.repeat(10_000)));
     primary.wal.push({ kind: 'batch', entries: [...entries, big], lastWal: 41 });
-    const read = await readUntil(connect(primary.address).streamWals({ fromIndex: 1, primaryClusterId: '', nodeId: '', apiAddress: '', clusterAddress: '' }), (r) =>
+    const read = await readUntil(connect(primary.address).streamWals({ fromIndex: 1, primaryClusterId: '', walSource: '', nodeId: '', apiAddress: '', clusterAddress: '' }), (r) =>
       r.flatMap((m) => (m.kind === 'batch' ? m.entries : [])).length === 41,
     );
     const batches = read.filter((m) => m.kind === 'batch');
@@ -216,14 +224,14 @@ describe('replication wire: WAL stream', () => {
     const primary = await startPrimary();
     primary.wal.push({ kind: 'notRetained', lastWal: 1234 });
     const read: WalStreamMessage[] = [];
-    for await (const m of connect(primary.address).streamWals({ fromIndex: 1, primaryClusterId: '', nodeId: '', apiAddress: '', clusterAddress: '' })) read.push(m);
+    for await (const m of connect(primary.address).streamWals({ fromIndex: 1, primaryClusterId: '', walSource: '', nodeId: '', apiAddress: '', clusterAddress: '' })) read.push(m);
     expect(read).toEqual([{ kind: 'notRetained', lastWal: 1234 }]);
   });
 
   it('ends quietly when the secondary aborts, and the primary\'s handler sees it', async () => {
     const primary = await startPrimary();
     const abort = new AbortController();
-    const stream = connect(primary.address).streamWals({ fromIndex: 1, primaryClusterId: '', nodeId: '', apiAddress: '', clusterAddress: '' }, abort.signal);
+    const stream = connect(primary.address).streamWals({ fromIndex: 1, primaryClusterId: '', walSource: '', nodeId: '', apiAddress: '', clusterAddress: '' }, abort.signal);
     primary.wal.push({ kind: 'batch', entries: [entry(1, put('k', 'v'))], lastWal: 1 });
     const first = await stream.next();
     expect(first.value).toMatchObject({ kind: 'batch' });
@@ -234,7 +242,7 @@ describe('replication wire: WAL stream', () => {
 
   it('fails with ReplicationUnavailableError when the primary goes silent, heartbeats included', async () => {
     const primary = await startPrimary({}, { heartbeatMs: 60 * 60 * 1000 });
-    const stream = connect(primary.address, secondary, { silenceMs: 300 }).streamWals({ fromIndex: 1, primaryClusterId: '', nodeId: '', apiAddress: '', clusterAddress: '' });
+    const stream = connect(primary.address, secondary, { silenceMs: 300 }).streamWals({ fromIndex: 1, primaryClusterId: '', walSource: '', nodeId: '', apiAddress: '', clusterAddress: '' });
     await expect(stream.next()).rejects.toThrow(ReplicationUnavailableError);
   });
 
@@ -244,7 +252,7 @@ describe('replication wire: WAL stream', () => {
         throw new CredentialRefusedError('revoked');
       },
     });
-    const stream = connect(primary.address).streamWals({ fromIndex: 1, primaryClusterId: '', nodeId: '', apiAddress: '', clusterAddress: '' });
+    const stream = connect(primary.address).streamWals({ fromIndex: 1, primaryClusterId: '', walSource: '', nodeId: '', apiAddress: '', clusterAddress: '' });
     await expect(stream.next()).rejects.toMatchObject({ name: 'CredentialRefusedError', reason: 'revoked' });
   });
 });

@@ -14,8 +14,21 @@ export interface ActivateResult {
   lastWal: number;
 }
 
+/** What a secondary tells the primary with each ping. */
+export interface PingRequest {
+  nodeId: string;
+  apiAddress: string;
+  clusterAddress: string;
+  /** The secondary's clock when it sent the ping. */
+  timeMs: number;
+  /** The round trip of its previous ping. */
+  lastRttMs: number;
+}
+
 export interface PingResult {
   clusterId: string;
+  /** The primary's WAL index space. */
+  walSource: string;
   /** Whether the node that answered is the primary's active node. */
   active: boolean;
   /** The active node's cluster address when the answering node is not it, if known. */
@@ -32,6 +45,8 @@ export interface StreamWalsRequest {
   /** The first WAL index the secondary has not applied. */
   fromIndex: number;
   primaryClusterId: string;
+  /** The WAL index space fromIndex belongs to. */
+  walSource: string;
   nodeId: string;
   apiAddress: string;
   clusterAddress: string;

@@ -1,0 +1,164 @@
+import type { Advert, ClusterNode } from '@strongroom/cluster';
+import { BadRequestError, type Clock, type Logger, type TimerHandle } from '@strongroom/core';
+import type { DrReplication } from './dr-replication';
+import type { DrRuntime, SecondaryLive } from './dr-runtime';
+import type { DrState, PrimaryLink } from './dr-state';
+import { PrimaryService, type PrimaryMerkle } from './primary-service';
+import { SecondaryRunner, type SecondaryMerkle } from './secondary-runner';
+import { CredentialRefusedError, NotActiveError, ReplicationWireError, WrongClusterError } from './wire/errors';
+import { ReplicationClient } from './wire/replication-client';
+import { ReplicationServer } from './wire/replication-server';
+import type { WalTracker } from './wal-tracker';
+
+export interface DrNodeRuntimeOptions {
+  cluster: ClusterNode;
+  dr: DrReplication;
+  merkle: PrimaryMerkle & SecondaryMerkle;
+  wal: WalTracker;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** How often the node checks whether it should run the secondary's stream (it leads, the role says so). */
+const SUPERVISE_MS = 500;
+
+/**
+ * DR replication's runtime on one node: the primary's service on the cluster listener (every
+ * node serves it; standbys point at the active node), and, on the node that leads a secondary
+ * cluster, the stream from its primary.
+ */
+export class DrNodeRuntime implements DrRuntime {
+  private readonly server: ReplicationServer;
+  private readonly primary: PrimaryService;
+  private runner: { link: PrimaryLink; runner: SecondaryRunner } | null = null;
+  private timer: TimerHandle | null = null;
+  private supervising: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  constructor(private readonly options: DrNodeRuntimeOptions) {
+    const { cluster, dr, merkle, wal, clock, logger } = options;
+    this.primary = new PrimaryService({
+      cluster, merkle, wal, clock, logger,
+      state: () => (dr.current.mode === 'primary' ? dr.current : null),
+      recordActivation: (id, fingerprint, where) => dr.recordActivation(id, fingerprint, where),
+    });
+    this.server = new ReplicationServer({ handler: this.primary, clock, logger });
+    this.server.register(cluster);
+  }
+
+  start(): void {
+    const tick = () => {
+      if (this.closed) return;
+      this.supervise();
+      this.timer = this.options.clock.setTimer(SUPERVISE_MS, tick);
+    };
+    tick();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.timer?.cancel();
+    await this.supervising;
+    await this.runner?.runner.stop();
+    this.runner = null;
+  }
+
+  stateChanged(state: DrState): void {
+    this.server.trustCas(state.mode === 'primary' ? [state.ca_cert] : []);
+    this.supervise();
+  }
+
+  /** Starts, replaces or stops the secondary's stream to match the role and the leadership. */
+  private supervise(): void {
+    this.supervising = this.supervising.then(async () => {
+      const state = this.options.dr.current;
+      const want = !this.closed && state.mode === 'secondary' && state.primary !== null && this.options.cluster.leads ? state.primary : null;
+      if (this.runner && this.runner.link === want) return;
+      if (this.runner && want && sameLink(this.runner.link, want)) {
+        this.runner.link = want;
+        return;
+      }
+      const old = this.runner;
+      this.runner = null;
+      await old?.runner.stop();
+      if (!want) return;
+      const runner = new SecondaryRunner({
+        storage: this.options.cluster.storage, link: want, self: this.options.cluster.advert, nodeId: this.options.cluster.nodeId,
+        merkle: this.options.merkle, applied: () => this.options.cluster.feed.window().last ?? 0,
+        clock: this.options.clock, logger: this.options.logger,
+        connect: (address, link) => new ReplicationClient(address, { ca: link.ca_cert, cert: link.cert, key: link.key }),
+        countMerkleSync: () => this.options.dr.countMerkleSync(),
+      });
+      this.runner = { link: want, runner };
+      runner.start();
+    }).catch((err: unknown) => this.options.logger.error('DR replication: could not change the stream', { err: (err as Error).message }));
+  }
+
+  lastWal(): number {
+    return this.options.wal.lastWal;
+  }
+
+  secondaries(): Array<Record<string, unknown>> {
+    const state = this.options.dr.current;
+    return state.mode === 'primary' ? this.primary.secondaries(state) : [];
+  }
+
+  secondaryStatus(): SecondaryLive | null {
+    return this.runner?.runner.status() ?? null;
+  }
+
+  disconnect(id: string): void {
+    this.primary.disconnect(id);
+  }
+
+  /** Activate at the primary's active node (found by following a standby's pointer); refusals become 400s. */
+  async activate(link: PrimaryLink, self: Advert): Promise<void> {
+    const errors: string[] = [];
+    for (const first of link.cluster_addrs) {
+      let address = first;
+      for (let hop = 0; hop < 3; hop++) {
+        const client = new ReplicationClient(address, { ca: link.ca_cert, cert: link.cert, key: link.key });
+        try {
+          const answer = await client.activate({ nodeId: this.options.cluster.nodeId, apiAddress: self.api, clusterAddress: self.cluster });
+          if (answer.clusterId !== link.cluster_id) throw new BadRequestError('invalid value for "token": the primary answered for another replication set');
+          return;
+        } catch (err) {
+          if (err instanceof NotActiveError && err.activeClusterAddress) {
+            address = err.activeClusterAddress;
+            continue;
+          }
+          if (err instanceof CredentialRefusedError) {
+            throw new BadRequestError(`invalid value for "token": the primary refused the activation (${err.reason === 'used' ? 'already used' : 'revoked or expired'})`);
+          }
+          if (err instanceof WrongClusterError || err instanceof BadRequestError) throw err;
+          errors.push(`${address}: ${err instanceof ReplicationWireError ? err.message : (err as Error).message}`);
+          break;
+        } finally {
+          client.close();
+        }
+      }
+    }
+    throw new BadRequestError(`could not reach the primary's cluster address to activate: ${errors.join('; ')}`);
+  }
+
+  async pickPrimary(link: PrimaryLink, addrs: string[]): Promise<string> {
+    const errors: string[] = [];
+    for (const address of addrs) {
+      const client = new ReplicationClient(address, { ca: link.ca_cert, cert: link.cert, key: link.key });
+      try {
+        const pong = await client.ping();
+        if (pong.clusterId === link.cluster_id) return address;
+        errors.push(`${address}: belongs to another replication set`);
+      } catch (err) {
+        errors.push(`${address}: ${(err as Error).message}`);
+      } finally {
+        client.close();
+      }
+    }
+    throw new BadRequestError(`invalid value for "update_primary_addrs": no address answered as this secondary's primary (${errors.join('; ')})`);
+  }
+}
+
+function sameLink(a: PrimaryLink, b: PrimaryLink): boolean {
+  return a.wal_source === b.wal_source && a.cert === b.cert && a.cluster_addrs.join(',') === b.cluster_addrs.join(',');
+}

@@ -1,0 +1,476 @@
+import { randomUUID } from 'node:crypto';
+import type { TxnOp } from '@strongroom/base';
+import type { Check } from '@strongroom/raft';
+import type { ClusterNode } from '@strongroom/cluster';
+import { BadRequestError, type Clock, type Core, type Logger, type ReplicationRoles } from '@strongroom/core';
+import { createActivationSigningKey, parseActivationJwt, signActivationJwt } from './activation/activation-jwt';
+import { decryptForSecondary, encryptToSecondary, generateSecondaryKeyPair } from './activation/secondary-key';
+import { fetchActivation, type ActivationMaterial } from './activation-fetch';
+import {
+  DR_APPLIED_KEY, DR_STATE_KEY, encodeJson, readApplied, readDrState,
+  type DrState, type PrimaryLink, type PrimaryState, type SecondaryState,
+} from './dr-state';
+import { DR_SECONDARY_PATHS } from './dr-paths';
+import { CLUSTER_LOCAL_PREFIX, classifyKey } from './key-space';
+import type { MerkleView } from './merkle-view';
+import { createReplicationCa, issueSecondaryCertificate } from './tls/replication-ca';
+import type { DrRuntime } from './dr-runtime';
+
+/** What a DR operation token is checked against; generated from the key shares (see the core's root generation). */
+export interface OperationTokens {
+  verify(token: string): Promise<boolean>;
+  revoke(): Promise<void>;
+}
+
+export interface DrReplicationOptions {
+  core: Core;
+  cluster: ClusterNode;
+  logger: Logger;
+  clock: Clock;
+  merkle: MerkleView;
+  operationTokens: OperationTokens;
+}
+
+/** Where `generate-public-key` keeps the private half, for `secondary/enable` to open the token with. */
+const KEYPAIR_KEY = `${CLUSTER_LOCAL_PREFIX}replication/dr/activation-keypair`;
+/** Client certificates outlive their activation token: revoke-secondary is what cuts a secondary off. */
+const CLIENT_CERT_VALIDITY_MS = 10 * 365 * 24 * 3600 * 1000;
+/** Keys deleted per Raft entry when a new secondary's storage is wiped. */
+const WIPE_BATCH = 512;
+const SECONDARY_SEALED = new Set(DR_SECONDARY_PATHS);
+
+/**
+ * DR replication of this cluster: its role (kept in the cluster's own Raft store, so every node
+ * knows it and a new leader resumes it), the role changes of the spec's table, and the runtime
+ * on the node that leads: the WAL service a primary offers, the stream a secondary follows.
+ */
+export class DrReplication implements ReplicationRoles {
+  private state: DrState = { mode: 'disabled' };
+  private runtime: DrRuntime | null = null;
+  private readonly cluster: ClusterNode;
+  private readonly core: Core;
+  private readonly logger: Logger;
+  private readonly clock: Clock;
+  readonly merkle: MerkleView;
+  private readonly tokens: OperationTokens;
+  private primaryRootKey: Buffer | null = null;
+  /** Role changes run one at a time. */
+  private changing: Promise<unknown> = Promise.resolve();
+
+  constructor(options: DrReplicationOptions) {
+    this.cluster = options.cluster;
+    this.core = options.core;
+    this.logger = options.logger;
+    this.clock = options.clock;
+    this.merkle = options.merkle;
+    this.tokens = options.operationTokens;
+  }
+
+  /** The runtime is built by the extension once the wire exists (it needs this object). */
+  attachRuntime(runtime: DrRuntime): void {
+    this.runtime = runtime;
+  }
+
+  get current(): DrState {
+    return this.state;
+  }
+
+  drMode(): 'disabled' | 'primary' | 'secondary' {
+    return this.state.mode;
+  }
+
+  performanceMode(): 'disabled' {
+    return 'disabled';
+  }
+
+  servesOnDrSecondary(path: string): boolean {
+    return SECONDARY_SEALED.has(path);
+  }
+
+  /** Rereads the role from storage (at start, and whenever a committed change touched it). */
+  async reload(): Promise<void> {
+    const next = await readDrState(this.cluster.storage);
+    const before = this.state.mode;
+    this.state = next;
+    this.runtime?.stateChanged(next);
+    if (before !== next.mode) await this.cluster.refreshActive();
+  }
+
+  // ---- status -----------------------------------------------------------------------------
+
+  async status(): Promise<Record<string, unknown>> {
+    const s = this.state;
+    const merkle = this.merkle.status();
+    const common = {
+      merkle_root: merkle.root, corrupted_merkle_tree: merkle.corrupted, last_reindex_epoch: merkle.lastReindexEpoch,
+      last_corruption_check_epoch: merkle.lastCheckEpoch, ...(merkle.reindex ? { reindex_in_progress: true, reindex_stage: merkle.reindex.stage, reindex_keys_total: merkle.reindex.total, reindex_keys_done: merkle.reindex.done } : {}),
+    };
+    if (s.mode === 'disabled') return { mode: 'disabled' };
+    if (s.mode === 'primary') {
+      const lastWal = this.runtime?.lastWal() ?? 0;
+      return {
+        mode: 'primary', cluster_id: s.cluster_id, state: 'running', last_wal: lastWal, last_dr_wal: lastWal, ...common,
+        primary_cluster_addr: s.primary_cluster_addr, known_secondaries: Object.keys(s.secondaries).sort(),
+        secondaries: this.runtime?.secondaries() ?? [],
+      };
+    }
+    const applied = await readApplied(this.cluster.storage);
+    const link = s.primary;
+    const live = this.runtime?.secondaryStatus();
+    return {
+      mode: 'secondary', cluster_id: s.cluster_id, secondary_id: s.secondary_id,
+      state: live?.state ?? 'idle', connection_state: live?.connectionState ?? 'disconnected',
+      last_remote_wal: live?.lastRemoteWal ?? (link && applied?.wal_source === link.wal_source ? applied.index : 0),
+      ...common,
+      known_primary_cluster_addrs: link?.cluster_addrs ?? [],
+      primary_cluster_addr: live?.primaryClusterAddr ?? link?.cluster_addrs[0] ?? '',
+      last_start: live?.lastStart ?? '',
+      merkle_sync_count: s.merkle_sync_count,
+      primaries: live?.primaries ?? [],
+    };
+  }
+
+  // ---- primary ----------------------------------------------------------------------------
+
+  enablePrimary(options: { primaryClusterAddr: string }): Promise<string[]> {
+    return this.serial(async () => {
+      const s = this.state;
+      if (s.mode === 'primary') throw new BadRequestError('this cluster is already a DR primary');
+      if (s.mode === 'secondary') throw new BadRequestError('this cluster is a DR secondary: promote it, or disable it first');
+      if (options.primaryClusterAddr !== '') checkAddress(options.primaryClusterAddr, 'primary_cluster_addr');
+      await this.write(await this.newPrimary(randomUUID(), options.primaryClusterAddr));
+      return ['This cluster is now a DR primary. Issue a secondary token (primary/secondary-token) for each DR secondary.'];
+    });
+  }
+
+  private async newPrimary(clusterId: string, primaryClusterAddr: string): Promise<PrimaryState> {
+    const ca = await createReplicationCa();
+    const jwt = createActivationSigningKey();
+    return {
+      mode: 'primary', cluster_id: clusterId, wal_source: randomUUID(), primary_cluster_addr: primaryClusterAddr,
+      ca_cert: ca.caCert, ca_key: ca.caKey, jwt_key: jwt.privateKey, secondaries: {},
+    };
+  }
+
+  demote(): Promise<string[]> {
+    return this.serial(async () => {
+      const s = this.requirePrimary();
+      const { mode: _mode, ...kept } = s;
+      const next: SecondaryState = {
+        mode: 'secondary', cluster_id: s.cluster_id, secondary_id: '', primary: null, demoted: true, merkle_sync_count: 0, kept_primary: kept,
+      };
+      await this.write(next);
+      return ['This cluster is now a DR secondary with no primary: give it a new primary with secondary/update-primary and a secondary token.'];
+    });
+  }
+
+  disablePrimary(): Promise<string[]> {
+    return this.serial(async () => {
+      this.requirePrimary();
+      await this.write({ mode: 'disabled' });
+      return ['DR replication is disabled: the secondaries can no longer connect, and enabling it again gives a new cluster ID.'];
+    });
+  }
+
+  secondaryToken(options: { id: string; ttlSeconds: number; publicKey: string }): Promise<Record<string, unknown>> {
+    return this.serial(async () => {
+      const s = this.requirePrimary();
+      if (!/^[A-Za-z0-9._-]{1,128}$/.test(options.id)) {
+        throw new BadRequestError('invalid value for "id": use 1 to 128 letters, digits, ".", "_" or "-"');
+      }
+      const now = this.clock.now();
+      const existing = s.secondaries[options.id];
+      if (existing && (existing.activated || existing.expires_at > now)) {
+        throw new BadRequestError(`invalid value for "id": a secondary with ID "${options.id}" already exists; revoke it first (primary/revoke-secondary)`);
+      }
+      const caCert = this.cluster.clusterCa();
+      if (!caCert) throw new BadRequestError('this node does not belong to a cluster yet');
+      const client = await issueSecondaryCertificate({ caCert: s.ca_cert, caKey: s.ca_key }, options.id, CLIENT_CERT_VALIDITY_MS);
+      const material: ActivationMaterial = {
+        secondary_id: options.id,
+        primary: {
+          cluster_id: s.cluster_id, wal_source: s.wal_source, cluster_addrs: this.primaryClusterAddrs(s),
+          api_addr: this.cluster.advert.api, ca_cert: caCert, cert: client.cert, key: client.key,
+        },
+      };
+      const record = {
+        id: options.id, fingerprint: client.fingerprint, issued_at: now, expires_at: now + options.ttlSeconds * 1000, activated: false,
+      };
+      let reply: Record<string, unknown>;
+      if (options.publicKey !== '') {
+        let sealed: string;
+        try {
+          sealed = encryptToSecondary(options.publicKey, encodeJson(material));
+        } catch {
+          throw new BadRequestError('invalid value for "secondary_public_key": not a public key made by secondary/generate-public-key');
+        }
+        reply = { request_id: randomUUID(), lease_id: '', renewable: false, lease_duration: 0, data: { token: sealed, id: options.id }, wrap_info: null, warnings: null, auth: null };
+        await this.write({ ...s, secondaries: { ...s.secondaries, [options.id]: record } });
+      } else {
+        const wrapped = await this.core.wrapping.wrap({ status: 200, body: { data: material } }, 'sys/replication/dr/primary/secondary-token', options.ttlSeconds);
+        const body = wrapped.body as { wrap_info: Record<string, unknown> };
+        const info = body.wrap_info;
+        const jwt = signActivationJwt(s.jwt_key, {
+          addr: this.cluster.advert.api, exp: Math.floor(now / 1000) + options.ttlSeconds, iat: Math.floor(now / 1000), jti: String(info['token']), type: 'wrapping',
+        });
+        reply = { ...body, wrap_info: { ...info, token: jwt } };
+        await this.write({ ...s, secondaries: { ...s.secondaries, [options.id]: { ...record, wrap_accessor: String(info['accessor']) } } });
+      }
+      return reply;
+    });
+  }
+
+  revokeSecondary(id: string): Promise<void> {
+    return this.serial(async () => {
+      const s = this.requirePrimary();
+      const record = s.secondaries[id];
+      if (!record) throw new BadRequestError(`invalid value for "id": no secondary has ID "${id}"`);
+      const { [id]: _gone, ...rest } = s.secondaries;
+      await this.write({ ...s, secondaries: rest });
+      if (record.wrap_accessor && !record.activated) {
+        const entry = await this.core.tokens.lookupByAccessor(record.wrap_accessor);
+        if (entry) await this.core.tokens.revokeTree(entry.hash);
+      }
+      this.runtime?.disconnect(id);
+    });
+  }
+
+  /** The addresses a secondary is told to dial: the operator's (a load balancer), else every member's. */
+  private primaryClusterAddrs(s: PrimaryState): string[] {
+    if (s.primary_cluster_addr !== '') return [stripScheme(s.primary_cluster_addr)];
+    const own = this.cluster.advert.cluster;
+    const members = this.cluster.configuration().servers.map((m) => m.address).filter((a) => a !== '' && a !== own);
+    return [own, ...members];
+  }
+
+  private requirePrimary(): PrimaryState {
+    if (this.state.mode !== 'primary') throw new BadRequestError('this cluster is not a DR primary');
+    return this.state;
+  }
+
+  // ---- secondary --------------------------------------------------------------------------
+
+  async generatePublicKey(): Promise<string> {
+    const pair = generateSecondaryKeyPair();
+    await this.cluster.storage.put(KEYPAIR_KEY, encodeJson(pair));
+    return pair.publicKey;
+  }
+
+  enableSecondary(options: { token: string; primaryApiAddr: string; caFile: string; caPath: string }): Promise<string[]> {
+    return this.serial(async () => {
+      if (this.state.mode === 'secondary') throw new BadRequestError('this cluster is already a DR secondary');
+      if (this.state.mode === 'primary') throw new BadRequestError('this cluster is a DR primary: demote or disable it first');
+      const material = await this.openToken(options);
+      await this.activate(material);
+      const next: SecondaryState = {
+        mode: 'secondary', cluster_id: material.primary.cluster_id, secondary_id: material.secondary_id, primary: material.primary,
+        demoted: false, merkle_sync_count: 0,
+      };
+      // The role first: the core stops serving before its data goes away under it.
+      await this.write(next);
+      await this.wipe();
+      this.logger.info('this cluster is now a DR secondary; its data is being replaced by the primary\'s', { secondary_id: material.secondary_id });
+      return ['This cluster is now a DR secondary: its data was cleared and is being copied from the primary. From now on it unseals with the primary\'s keys.'];
+    });
+  }
+
+  promote(options: { operationToken: unknown; primaryClusterAddr: string; force: boolean }): Promise<string[]> {
+    return this.serial(async () => {
+      const s = await this.requireSecondaryWithToken(options.operationToken);
+      if (options.primaryClusterAddr !== '') checkAddress(options.primaryClusterAddr, 'primary_cluster_addr');
+      if (!options.force && !s.demoted && !(await readApplied(this.cluster.storage))) {
+        throw new BadRequestError('this secondary has not copied the primary\'s data yet; wait for it (status shows stream-wals), or set "force"');
+      }
+      await this.takePrimaryRootKey();
+      const kept = s.kept_primary;
+      const next = kept && kept.cluster_id === s.cluster_id
+        ? { mode: 'primary' as const, ...kept, wal_source: randomUUID(), secondaries: {}, primary_cluster_addr: options.primaryClusterAddr }
+        : { ...(await this.newPrimary(s.cluster_id, options.primaryClusterAddr)) };
+      await this.write(next);
+      return ['This cluster is now the DR primary: issue new secondary tokens to the other secondaries of the set.'];
+    });
+  }
+
+  disableSecondary(operationToken: unknown): Promise<string[]> {
+    return this.serial(async () => {
+      await this.requireSecondaryWithToken(operationToken);
+      await this.takePrimaryRootKey();
+      await this.write({ mode: 'disabled' });
+      return ['DR replication is disabled on this cluster: it serves the data it holds as a cluster of its own.'];
+    });
+  }
+
+  updatePrimary(options: {
+    operationToken: unknown; token?: string; addrs?: string[]; primaryApiAddr: string; caFile: string; caPath: string;
+  }): Promise<string[]> {
+    return this.serial(async () => {
+      const s = await this.requireSecondaryWithToken(options.operationToken);
+      if (options.token !== undefined && options.token !== '' && options.addrs !== undefined) {
+        throw new BadRequestError('"token" and "update_primary_addrs" cannot be used together');
+      }
+      if (options.addrs !== undefined) {
+        if (s.demoted) throw new BadRequestError('"update_primary_addrs" is not allowed on a cluster demoted after a failover: use a secondary token from the new primary');
+        if (!s.primary) throw new BadRequestError('"update_primary_addrs" needs a known primary: use a secondary token');
+        if (options.addrs.length === 0) throw new BadRequestError('invalid value for "update_primary_addrs": give at least one address');
+        for (const a of options.addrs) checkAddress(a, 'update_primary_addrs');
+        const link = s.primary;
+        const picked = await this.requireRuntime().pickPrimary(link, options.addrs.map(stripScheme));
+        await this.write({ ...s, primary: { ...link, cluster_addrs: [picked, ...options.addrs.map(stripScheme).filter((a) => a !== picked)] } });
+        return [`This secondary now reaches its primary at ${picked}.`];
+      }
+      if (options.token === undefined) throw new BadRequestError('missing required field "token" (or "update_primary_addrs")');
+      if (options.token === '') {
+        await this.write({ ...s, primary: null });
+        return ['This secondary no longer knows a primary.'];
+      }
+      const material = await this.openToken({ token: options.token, primaryApiAddr: options.primaryApiAddr, caFile: options.caFile, caPath: options.caPath });
+      if (material.primary.cluster_id !== s.cluster_id) {
+        throw new BadRequestError('invalid value for "token": it is for another replication set; disable this secondary and enable it with the token instead');
+      }
+      await this.activate(material);
+      await this.write({ ...s, secondary_id: material.secondary_id, primary: material.primary, demoted: false, kept_primary: undefined });
+      return ['This secondary now follows the primary that issued the token; it catches up with a Merkle sync where its data differs.'];
+    });
+  }
+
+  async deleteOperationToken(operationToken: unknown): Promise<void> {
+    await this.requireSecondaryWithToken(operationToken);
+    await this.tokens.revoke();
+  }
+
+  async reindex(operationToken: unknown, options: { diff: boolean; force: boolean; skipFlush: boolean }): Promise<Record<string, unknown>> {
+    await this.requireSecondaryWithToken(operationToken);
+    return this.merkle.reindex(options);
+  }
+
+  async merkleCheck(operationToken: unknown): Promise<Record<string, unknown>> {
+    await this.requireSecondaryWithToken(operationToken);
+    return this.merkle.check();
+  }
+
+  /**
+   * The root key rebuilt from the primary's shares while a DR operation token was generated here:
+   * the core needs it to open the primary's keyring once this cluster serves.
+   */
+  offerRootKey(rootKey: Buffer): void {
+    this.primaryRootKey?.fill(0);
+    this.primaryRootKey = Buffer.from(rootKey);
+  }
+
+  /** Before this cluster serves: the core must hold the root key its (the primary's) keyring opens with. */
+  private async takePrimaryRootKey(): Promise<void> {
+    if (this.core.sealed) throw new BadRequestError('this node is sealed: unseal it with the primary\'s keys first');
+    if (await this.core.seal.holdsStoredRootKey()) return;
+    if (this.primaryRootKey && (await this.core.seal.adoptRootKey(this.primaryRootKey))) return;
+    throw new BadRequestError('this node does not hold the primary\'s root key yet: generate the DR operation token on this node (it rebuilds the key from the shares), or restart and unseal it with the primary\'s keys');
+  }
+
+  private async requireSecondaryWithToken(token: unknown): Promise<SecondaryState> {
+    if (this.state.mode !== 'secondary') throw new BadRequestError('this cluster is not a DR secondary');
+    if (typeof token !== 'string' || token === '') throw new BadRequestError('missing required field "dr_operation_token"');
+    if (!(await this.tokens.verify(token))) throw new BadRequestError('invalid value for "dr_operation_token": not a valid DR operation token');
+    return this.state;
+  }
+
+  /** Opens an activation token: a wrapped one at the primary's API, an encrypted one with this cluster's key. */
+  private async openToken(options: { token: string; primaryApiAddr: string; caFile: string; caPath: string }): Promise<ActivationMaterial> {
+    const { token } = options;
+    if (token.split('.').length === 3) {
+      const claims = parseActivationJwt(token);
+      if (claims.exp * 1000 < this.clock.now()) throw new BadRequestError('invalid value for "token": the activation token has expired');
+      return fetchActivation({ addr: options.primaryApiAddr || claims.addr, wrappingToken: claims.jti, caFile: options.caFile, caPath: options.caPath });
+    }
+    const raw = await this.cluster.storage.get(KEYPAIR_KEY);
+    if (!raw) throw new BadRequestError('invalid value for "token": not an activation token (and no key was made with secondary/generate-public-key)');
+    const pair = JSON.parse(raw.toString('utf8')) as { privateKey: string };
+    let opened: Buffer;
+    try {
+      opened = decryptForSecondary(pair.privateKey, token);
+    } catch {
+      throw new BadRequestError('invalid value for "token": not an activation token for this cluster');
+    }
+    return parseMaterial(opened);
+  }
+
+  /** The first call with the new certificate, which spends the activation: used, expired or revoked is refused here. */
+  private async activate(material: ActivationMaterial): Promise<void> {
+    await this.requireRuntime().activate(material.primary, this.cluster.advert);
+  }
+
+  private requireRuntime(): DrRuntime {
+    if (!this.runtime) throw new BadRequestError('replication is not running on this node');
+    return this.runtime;
+  }
+
+  /** Deletes every replicated key (all but this cluster's own), a Raft entry per batch. */
+  private async wipe(): Promise<void> {
+    const keys: string[] = [];
+    const walk = async (prefix: string): Promise<void> => {
+      for (const child of await this.cluster.storage.list(prefix)) {
+        const key = prefix + child;
+        if (child.endsWith('/')) await walk(key);
+        else if (classifyKey(key) !== null) keys.push(key);
+      }
+    };
+    await walk('');
+    for (let i = 0; i < keys.length; i += WIPE_BATCH) {
+      await this.cluster.storage.txn(keys.slice(i, i + WIPE_BATCH).map((key): TxnOp => ({ type: 'delete', key })));
+    }
+    await this.cluster.storage.delete(DR_APPLIED_KEY);
+  }
+
+  // ---- storage ----------------------------------------------------------------------------
+
+  /** Stores the role; every node (this one included) picks it up from the commit feed. */
+  private async write(next: DrState): Promise<void> {
+    const checks: Check[] = [];
+    await this.cluster.storage.checkAndSet(checks, [{ type: 'put', key: DR_STATE_KEY, value: encodeJson(next) }]);
+    await this.reload();
+  }
+
+  /** Records a Merkle sync the runtime did (status counts them). */
+  async countMerkleSync(): Promise<void> {
+    const s = this.state;
+    if (s.mode !== 'secondary') return;
+    await this.write({ ...s, merkle_sync_count: s.merkle_sync_count + 1 });
+  }
+
+  /** Records what a secondary told the primary about itself when it connected. */
+  async recordActivation(id: string, fingerprint: string, where: { api_address: string; cluster_address: string; node_id: string }): Promise<void> {
+    await this.serial(async () => {
+      const s = this.requirePrimary();
+      const record = s.secondaries[id];
+      if (!record || record.fingerprint !== fingerprint) throw new BadRequestError('unknown secondary');
+      if (record.activated) throw new BadRequestError('this activation token was already used');
+      if (record.expires_at < this.clock.now()) throw new BadRequestError('this activation token has expired');
+      await this.write({ ...s, secondaries: { ...s.secondaries, [id]: { ...record, activated: true, ...where } } });
+    });
+  }
+
+  private serial<T>(run: () => Promise<T>): Promise<T> {
+    const next = this.changing.then(run);
+    this.changing = next.catch(() => undefined);
+    return next;
+  }
+}
+
+function stripScheme(addr: string): string {
+  return addr.replace(/^[a-z]+:\/\//i, '').replace(/\/+$/, '');
+}
+
+function checkAddress(addr: string, field: string): void {
+  const bare = stripScheme(addr);
+  if (!/^[A-Za-z0-9.\-[\]:]+:\d{1,5}$/.test(bare)) throw new BadRequestError(`invalid value for "${field}": expected host:port (optionally with https://)`);
+}
+
+function parseMaterial(raw: Buffer): ActivationMaterial {
+  try {
+    const m = JSON.parse(raw.toString('utf8')) as ActivationMaterial;
+    if (typeof m.secondary_id === 'string' && m.primary && typeof (m.primary as PrimaryLink).cluster_id === 'string') return m;
+  } catch {
+    // refused below
+  }
+  throw new BadRequestError('invalid value for "token": not an activation token');
+}
+
+export { parseMaterial };

@@ -1,0 +1,100 @@
+import type { Storage } from '@strongroom/base';
+import { CLUSTER_LOCAL_PREFIX } from './key-space';
+
+/**
+ * The DR role of this cluster, kept in its Raft store under the cluster-local prefix: every node
+ * of the cluster reads it (a standby answers status, a new leader resumes the role), and it never
+ * travels to another cluster. It is outside the barrier on purpose: a DR secondary's keyring is
+ * the primary's, so what the secondary needs to reach its primary must not depend on it (the
+ * same reasoning as the cluster's own TLS key, which is kept in the clear beside the Raft data).
+ */
+export const DR_STATE_KEY = `${CLUSTER_LOCAL_PREFIX}replication/dr/state`;
+/** The last WAL applied on a secondary, written in the same Raft entry as the WAL's own writes. */
+export const DR_APPLIED_KEY = `${CLUSTER_LOCAL_PREFIX}replication/dr/applied`;
+
+/** One secondary the primary issued an activation token to. */
+export interface SecondaryRecord {
+  id: string;
+  /** SHA-256 of the client certificate issued with the token (hex). */
+  fingerprint: string;
+  /** The wrapping token's accessor, to revoke it when the secondary is revoked before use. */
+  wrap_accessor?: string;
+  issued_at: number;
+  /** Until when the activation may be used (ms); an activated secondary keeps its certificate. */
+  expires_at: number;
+  activated: boolean;
+  /** The secondary's own addresses, as it told them when it connected. */
+  api_address?: string;
+  cluster_address?: string;
+  node_id?: string;
+}
+
+export interface PrimaryState {
+  mode: 'primary';
+  cluster_id: string;
+  /** Names the WAL index space: a new one at each enable or promotion (another Raft log). */
+  wal_source: string;
+  primary_cluster_addr: string;
+  /** The replication CA, which issues the secondaries' client certificates (PEM). */
+  ca_cert: string;
+  ca_key: string;
+  /** Signs activation tokens (ES512, PKCS#8 PEM). */
+  jwt_key: string;
+  secondaries: Record<string, SecondaryRecord>;
+}
+
+/** What a secondary needs to reach its primary, as the activation token carried it. */
+export interface PrimaryLink {
+  cluster_id: string;
+  wal_source: string;
+  cluster_addrs: string[];
+  api_addr: string;
+  /** The primary's cluster CA: its nodes' certificates chain to it. */
+  ca_cert: string;
+  /** This secondary's client certificate and key, issued by the primary's replication CA. */
+  cert: string;
+  key: string;
+}
+
+export interface SecondaryState {
+  mode: 'secondary';
+  cluster_id: string;
+  secondary_id: string;
+  /** Null after a demotion or an update-primary with a blank token: no primary to stream from. */
+  primary: PrimaryLink | null;
+  /** A former primary demoted after a failover: update_primary_addrs is refused until it has a token. */
+  demoted: boolean;
+  /** Times this secondary left `stream-wals` for a Merkle sync. */
+  merkle_sync_count: number;
+  /** The replication CA and signing key a demoted primary keeps, to use again if promoted back. */
+  kept_primary?: Omit<PrimaryState, 'mode'>;
+}
+
+export interface DisabledState {
+  mode: 'disabled';
+}
+
+export type DrState = PrimaryState | SecondaryState | DisabledState;
+
+/** The WAL index space a secondary last applied from, and the index. */
+export interface AppliedMark {
+  wal_source: string;
+  /** Where the stream resumes: the primary's index this node's data reflects. */
+  index: number;
+  /** The primary's last WAL that data reflects, when a Merkle sync set the mark (status shows it). */
+  last_wal?: number;
+}
+
+export async function readDrState(storage: Pick<Storage, 'get'>): Promise<DrState> {
+  const raw = await storage.get(DR_STATE_KEY);
+  return raw ? (JSON.parse(raw.toString('utf8')) as DrState) : { mode: 'disabled' };
+}
+
+export function encodeJson(value: unknown): Buffer {
+  return Buffer.from(JSON.stringify(value));
+}
+
+export async function readApplied(storage: Pick<Storage, 'get'>): Promise<AppliedMark | null> {
+  const raw = await storage.get(DR_APPLIED_KEY);
+  return raw ? (JSON.parse(raw.toString('utf8')) as AppliedMark) : null;
+}

@@ -1,0 +1,259 @@
+import type { TxnOp } from '@strongroom/base';
+import type { Advert, RaftStorage } from '@strongroom/cluster';
+import type { Clock, Logger } from '@strongroom/core';
+import { DR_APPLIED_KEY, encodeJson, readApplied, type AppliedMark, type PrimaryLink } from './dr-state';
+import type { SecondaryLive } from './dr-runtime';
+import { classifyKey } from './key-space';
+import type { ReplicationClient } from './wire/replication-client';
+import type { MerkleDiffRequest, MerkleDiffResult, WalEntry } from './wire/types';
+
+/** What the secondary's stream needs of its node's Merkle index. */
+export interface SecondaryMerkle {
+  /** Resolves once the index reflects this node's change `index`. */
+  caughtUp(index: number): Promise<void>;
+  summary(): MerkleDiffRequest;
+  /** Given the primary's entries of the leaves that differ: the keys to fetch and those to delete here. */
+  plan(leaves: MerkleDiffResult['leaves']): { fetch: string[]; remove: string[] };
+}
+
+export interface SecondaryRunnerOptions {
+  storage: RaftStorage;
+  link: PrimaryLink;
+  self: Advert;
+  nodeId: string;
+  merkle: SecondaryMerkle;
+  /** This node's applied Raft index (what the Merkle index must reflect before a diff). */
+  applied(): number;
+  clock: Clock;
+  logger: Logger;
+  /** Opens a client to one of the primary's nodes. */
+  connect(address: string, link: PrimaryLink): ReplicationClient;
+  /** Called when the secondary fell out of the primary's window and synced by Merkle tree. */
+  countMerkleSync(): Promise<void>;
+}
+
+/** Between two pings of the primary while streaming; a few missed ones end the stream. */
+const PING_EVERY_MS = 2_000;
+const PING_DEADLINE_MS = 4_000;
+/** Keys asked for per merkle-sync call, and written per Raft entry. */
+const SYNC_PAGE_KEYS = 2_000;
+const RETRY_MIN_MS = 250;
+const RETRY_MAX_MS = 5_000;
+
+/**
+ * The secondary's half of DR replication, on the node that leads the secondary cluster: finds
+ * the primary's active node, streams its WALs from the last one applied here and applies them
+ * through this cluster's Raft, each batch in one entry together with the new applied mark (so a
+ * leader change here neither replays nor skips anything). Falls back to a Merkle diff and sync
+ * when its index has left the primary's window or belongs to another primary's log.
+ */
+export class SecondaryRunner {
+  private stopped = false;
+  private readonly abort = new AbortController();
+  private running: Promise<void> | null = null;
+  private live: SecondaryLive;
+  private lastRemoteWal = 0;
+  private client: ReplicationClient | null = null;
+  private readonly heartbeats = new Map<string, { at: number; durationMs: number; skewMs: number; connected: boolean }>();
+
+  constructor(private readonly options: SecondaryRunnerOptions) {
+    this.live = {
+      state: 'idle', connectionState: 'connecting', lastRemoteWal: 0, primaryClusterAddr: options.link.cluster_addrs[0] ?? '',
+      lastStart: new Date(options.clock.now()).toISOString(), primaries: [],
+    };
+  }
+
+  start(): void {
+    this.running ??= this.loop();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.abort.abort();
+    this.client?.close();
+    await this.running;
+  }
+
+  status(): SecondaryLive {
+    const primaries = [...this.heartbeats.entries()].map(([address, h]) => ({
+      api_address: this.options.link.api_addr, cluster_address: address,
+      connection_status: h.connected && this.options.clock.now() - h.at < 10_000 ? 'connected' : 'disconnected',
+      last_heartbeat: new Date(h.at).toISOString(), last_heartbeat_duration_ms: h.durationMs, clock_skew_ms: h.skewMs,
+    }));
+    return { ...this.live, lastRemoteWal: this.lastRemoteWal, primaries };
+  }
+
+  private async loop(): Promise<void> {
+    let backoff = RETRY_MIN_MS;
+    const mark = await readApplied(this.options.storage).catch(() => null);
+    if (mark && mark.wal_source === this.options.link.wal_source) this.lastRemoteWal = mark.last_wal ?? mark.index;
+    while (!this.stopped) {
+      try {
+        const { client, address } = await this.connectActive();
+        this.client = client;
+        this.live.primaryClusterAddr = address;
+        this.live.connectionState = 'ready';
+        backoff = RETRY_MIN_MS;
+        await this.follow(client, address);
+      } catch (err) {
+        if (this.stopped) break;
+        this.live.state = 'idle';
+        this.live.connectionState = 'disconnected';
+        for (const h of this.heartbeats.values()) h.connected = false;
+        this.options.logger.warn('DR secondary: the link to the primary failed; retrying', { err: (err as Error).message });
+        this.client?.close();
+        this.client = null;
+        await sleep(backoff, this.abort.signal);
+        backoff = Math.min(backoff * 2, RETRY_MAX_MS);
+      }
+    }
+  }
+
+  /** Tries the known addresses in order, following a standby's pointer to its active node. */
+  private async connectActive(): Promise<{ client: ReplicationClient; address: string }> {
+    const errors: string[] = [];
+    for (const first of this.options.link.cluster_addrs) {
+      let address = first;
+      for (let hop = 0; hop < 3; hop++) {
+        const client = this.options.connect(address, this.options.link);
+        try {
+          const pong = await this.ping(client, address);
+          if (pong.clusterId !== this.options.link.cluster_id) throw new Error(`${address} belongs to another replication set`);
+          if (pong.active) return { client, address };
+          client.close();
+          if (!pong.activeClusterAddress) throw new Error(`${address} is a standby and knows no active node yet`);
+          address = pong.activeClusterAddress;
+        } catch (err) {
+          client.close();
+          errors.push(`${address}: ${(err as Error).message}`);
+          break;
+        }
+      }
+    }
+    throw new Error(`no active node of the primary answered (${errors.join('; ')})`);
+  }
+
+  private async ping(client: ReplicationClient, address: string) {
+    const sent = this.options.clock.now();
+    const previous = this.heartbeats.get(address);
+    const pong = await client.ping({
+      nodeId: this.options.nodeId, apiAddress: this.options.self.api, clusterAddress: this.options.self.cluster, timeMs: sent,
+      lastRttMs: previous?.durationMs ?? 0,
+    });
+    const now = this.options.clock.now();
+    const rtt = now - sent;
+    this.heartbeats.set(address, { at: now, durationMs: rtt, skewMs: Math.round(pong.timeMs - (sent + rtt / 2)), connected: true });
+    return pong;
+  }
+
+  /** Streams from the mark; a Merkle sync first when the mark is not of this primary's log, or left its window. */
+  private async follow(client: ReplicationClient, address: string): Promise<void> {
+    let fellBehind = false;
+    while (!this.stopped) {
+      const mark = await readApplied(this.options.storage);
+      if (!mark || mark.wal_source !== this.options.link.wal_source) {
+        await this.merkleSync(client);
+        if (fellBehind) await this.options.countMerkleSync();
+        continue;
+      }
+      this.lastRemoteWal = mark.last_wal ?? mark.index;
+      this.live.state = 'stream-wals';
+      const outcome = await this.stream(client, address, mark);
+      if (outcome === 'not-retained') {
+        fellBehind = true;
+        await this.merkleSync(client);
+        await this.options.countMerkleSync();
+        fellBehind = false;
+      }
+    }
+  }
+
+  private async stream(client: ReplicationClient, address: string, start: AppliedMark): Promise<'not-retained' | 'ended'> {
+    const stop = new AbortController();
+    const onAbort = () => stop.abort();
+    this.abort.signal.addEventListener('abort', onAbort);
+    let pingFailure: Error | null = null;
+    const pinger = setInterval(() => {
+      this.ping(client, address).then((pong) => {
+        if (!pong.active) throw new Error('the primary node is no longer active');
+      }).catch((err: unknown) => {
+        pingFailure = err as Error;
+        stop.abort();
+      });
+    }, PING_EVERY_MS);
+    let mark = start;
+    try {
+      for await (const message of client.streamWals({
+        fromIndex: mark.index + 1, primaryClusterId: this.options.link.cluster_id, walSource: this.options.link.wal_source,
+        nodeId: this.options.nodeId, apiAddress: this.options.self.api, clusterAddress: this.options.self.cluster,
+      }, stop.signal)) {
+        if (message.kind === 'notRetained') return 'not-retained';
+        if (message.kind === 'batch' && message.entries.length > 0) mark = await this.apply(mark, message.entries);
+      }
+      if (pingFailure) throw pingFailure;
+      if (this.stopped) return 'ended';
+      throw new Error('the primary ended the stream');
+    } catch (err) {
+      if (pingFailure) throw pingFailure;
+      throw err;
+    } finally {
+      clearInterval(pinger);
+      this.abort.signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** One Raft entry: the batch's writes and the new mark, if the mark is still the one this node read. */
+  private async apply(mark: AppliedMark, entries: readonly WalEntry[]): Promise<AppliedMark> {
+    const ops: TxnOp[] = [];
+    let last = mark.index;
+    for (const entry of entries) {
+      if (entry.index <= last) continue;
+      last = entry.index;
+      for (const op of entry.ops) if (classifyKey(op.key) !== null) ops.push(op);
+    }
+    if (last === mark.index) return mark;
+    const next: AppliedMark = { wal_source: mark.wal_source, index: last };
+    const done = await this.options.storage.checkAndSet(
+      [{ key: DR_APPLIED_KEY, value: encodeJson(mark) }],
+      [...ops, { type: 'put', key: DR_APPLIED_KEY, value: encodeJson(next) }],
+    );
+    if (!done) throw new Error('the applied WAL mark changed under this node (another leader applied meanwhile)');
+    this.lastRemoteWal = last;
+    return next;
+  }
+
+  /** merkle-diff: compare leaves; merkle-sync: fetch what differs; then the mark is the primary's last_wal the diff reflected. */
+  private async merkleSync(client: ReplicationClient): Promise<void> {
+    this.live.state = 'merkle-diff';
+    await this.options.merkle.caughtUp(this.options.applied());
+    const diff = await client.merkleDiff(this.options.merkle.summary());
+    const plan = this.options.merkle.plan(diff.leaves);
+    this.live.state = 'merkle-sync';
+    for (let i = 0; i < plan.remove.length; i += SYNC_PAGE_KEYS) {
+      await this.options.storage.txn(plan.remove.slice(i, i + SYNC_PAGE_KEYS).map((key): TxnOp => ({ type: 'delete', key })));
+    }
+    for (let i = 0; i < plan.fetch.length; i += SYNC_PAGE_KEYS) {
+      for await (const page of client.merkleSync(plan.fetch.slice(i, i + SYNC_PAGE_KEYS), this.abort.signal)) {
+        const ops: TxnOp[] = [];
+        for (const kv of page) {
+          if (classifyKey(kv.key) === null) continue;
+          ops.push(kv.value ? { type: 'put', key: kv.key, value: Buffer.from(kv.value) } : { type: 'delete', key: kv.key });
+        }
+        if (ops.length > 0) await this.options.storage.txn(ops);
+      }
+    }
+    const next: AppliedMark = { wal_source: this.options.link.wal_source, index: diff.lastWal, last_wal: diff.lastWal };
+    await this.options.storage.put(DR_APPLIED_KEY, encodeJson(next));
+    this.lastRemoteWal = diff.lastWal;
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(t);
+      resolve();
+    }, { once: true });
+  });
+}
