@@ -28,7 +28,8 @@ const HARD_LIMIT_MS = Math.max(BOUND_MS * 4, 20_000);
 
 /**
  * Operations left alone because they succeed by design and would stop the run: sealing, raft
- * membership and snapshot restore, revoking the fuzzer's own token, deleting the configuration
+ * membership and snapshot restore, the cluster's replication role (a demoted primary serves
+ * nothing but the DR paths), revoking the fuzzer's own token, deleting the configuration
  * that keeps the cloud1 engines on the emulator. Audit devices are left out because a device
  * would write every later request to a file this test does not own.
  */
@@ -36,6 +37,7 @@ const SKIPPED: Array<{ mount: string; pattern: RegExp; ops?: readonly Operation[
   { mount: 'sys/', pattern: /^(seal|step-down)$/ },
   { mount: 'sys/', pattern: /^storage\/raft\/(join|remove-peer|snapshot-force|bootstrap\/answer)$/ },
   { mount: 'sys/', pattern: /^storage\/raft\/snapshot$/, ops: ['create', 'update'] },
+  { mount: 'sys/', pattern: /^replication\/dr\/(primary\/(enable|demote|disable)|secondary\/enable)$/ },
   { mount: 'sys/', pattern: /^audit\//, ops: ['create', 'update'] },
   { mount: 'auth/token/', pattern: /^revoke-self$/ },
   // Without its configuration a cloud1 engine calls the provider's real endpoints.

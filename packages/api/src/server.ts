@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import * as http from 'node:http';
 import * as net from 'node:net';
+import { totalmem } from 'node:os';
 import * as tls from 'node:tls';
 import { ClusterNode } from '@strongroom/cluster';
 import { Core, createLogger, systemClock, TransitSeal, type EngineFactory, type Logger, type SealSetup } from '@strongroom/core';
@@ -83,6 +84,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     ...(config.apiAddr ? { apiAddr: config.apiAddr } : {}),
     ...(tickMs ? { tickMs } : {}),
     ...(config.storage.retryJoin ? { retryJoin: config.storage.retryJoin } : {}),
+    changeLog: walWindow(config),
     snapshots: {
       ...(config.storage.snapshotThreshold !== undefined ? { snapshotThreshold: config.storage.snapshotThreshold } : {}),
       ...(config.storage.snapshotIntervalMs !== undefined ? { snapshotIntervalMs: config.storage.snapshotIntervalMs } : {}),
@@ -201,6 +203,18 @@ async function transitSeal(config: ServerConfig, seal: TransitSealConfig, logger
     ...(ca ? { tlsCaCert: ca } : {}), ...(cert ? { tlsClientCert: cert } : {}), ...(key ? { tlsClientKey: key } : {}),
     ...(seal.tlsServerName ? { tlsServerName: seal.tlsServerName } : {}),
   });
+}
+
+/**
+ * The WAL a primary keeps for its secondaries, with Vault's defaults: 16384 entries, and a
+ * tenth of the machine's memory (1 GB where that cannot be read).
+ */
+function walWindow(config: ServerConfig): { maxEntries: number; maxBytes: number } {
+  const memory = totalmem();
+  return {
+    maxEntries: config.replication?.logshipperBufferLength ?? 16384,
+    maxBytes: config.replication?.logshipperBufferSize ?? (memory > 0 ? Math.floor(memory / 10) : 1024 ** 3),
+  };
 }
 
 /**

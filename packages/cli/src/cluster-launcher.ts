@@ -22,6 +22,8 @@ export interface LaunchOptions {
   tickMs?: number;
   /** How the cluster port of each node is reached by the others (an https:// URL), when not directly (a proxy). */
   clusterAddrOf?: (index: number, listenPort: number) => string;
+  /** More top-level configuration for every node (HCL), such as a `replication { ... }` block. */
+  extraConfig?: string;
   /** Told when a node's process ends by itself (a crash, a refused start), not when this launcher stops it. */
   onNodeExit?: (node: NodeHandle, code: number | null, signal: NodeJS.Signals | null) => void;
 }
@@ -86,7 +88,7 @@ export class LocalCluster {
   keys: string[] = [];
   rootToken = '';
 
-  private constructor(private readonly options: Required<Omit<LaunchOptions, 'clusterAddrOf' | 'env' | 'tickMs' | 'onNodeExit'>> & LaunchOptions) {
+  private constructor(private readonly options: Required<Omit<LaunchOptions, 'clusterAddrOf' | 'env' | 'tickMs' | 'onNodeExit' | 'extraConfig'>> & LaunchOptions) {
     this.nodes = Array.from({ length: options.nodes }, (_, i) => {
       const apiPort = options.basePort + 10 * i;
       return {
@@ -128,7 +130,7 @@ export class LocalCluster {
     mkdirSync(n.dir, { recursive: true });
     const clusterAddr = this.options.clusterAddrOf?.(n.index, n.clusterPort) ?? `https://127.0.0.1:${n.clusterPort}`;
     const file = join(n.dir, 'server.hcl');
-    writeFileSync(file, config({ id: n.id, dir: n.dir, apiPort: Number(new URL(n.apiAddr).port), clusterPort: n.clusterPort, clusterAddr }));
+    writeFileSync(file, config({ id: n.id, dir: n.dir, apiPort: Number(new URL(n.apiAddr).port), clusterPort: n.clusterPort, clusterAddr }) + (this.options.extraConfig ?? ''));
     const log = openSync(join(n.dir, 'server.log'), 'a');
     n.process = spawn(process.execPath, [BIN, 'server', '--config', file], {
       stdio: ['ignore', log, log],

@@ -45,6 +45,8 @@ export interface ClusterNodeOptions {
   snapshots?: Pick<RaftNodeOptions, 'snapshotThreshold' | 'snapshotIntervalMs' | 'snapshotTrailing'>;
   /** `retry_join`: while this node belongs to no cluster, it keeps asking these leaders to join. */
   retryJoin?: RetryJoinLeader[];
+  /** The commit feed's retained window (a replication primary's WAL): entries and bytes kept. */
+  changeLog?: RaftNodeOptions['changeLog'];
 }
 
 const TLS_FILE = 'tls.json';
@@ -299,6 +301,7 @@ export class ClusterNode implements ClusterControl {
       logger: this.options.logger,
       ...(this.options.tickMs ? { tickMs: this.options.tickMs } : {}),
       ...this.options.snapshots,
+      ...(this.options.changeLog ? { changeLog: this.options.changeLog } : {}),
       ...(start.peers ? { peers: start.peers } : {}),
       ...(start.bootstrap ? { bootstrap: { voters: [this.options.nodeId], learners: [] } } : {}),
       address: encodeAdvert(this.advert),

@@ -188,7 +188,7 @@ export class PrimaryService implements ReplicationHandler {
     this.requireActive();
     // The entries reflect at least what last_wal says: streaming from it replays the rest.
     const lastWal = this.options.wal.lastWal;
-    await this.options.merkle.caughtUp(this.options.cluster.feed.applied);
+    await this.options.merkle.caughtUp(this.options.cluster.feed.window().last ?? 0);
     return { lastWal, leaves: this.options.merkle.diff(request) };
   }
 

@@ -5,5 +5,5 @@ export {
   loadConfigFile,
   parseConfig,
 } from './server-config';
-export type { ConfigFormat, ListenerConfig, RetryJoinConfig, ServerConfig } from './server-config';
+export type { ConfigFormat, ListenerConfig, ReplicationConfig, RetryJoinConfig, ServerConfig } from './server-config';
 export type { TransitSealConfig } from './seal-config';

@@ -533,3 +533,22 @@ describe('retry_join', () => {
     }
   });
 });
+
+describe('replication', () => {
+  it('reads Vault\'s WAL window settings, in HCL and JSON', async () => {
+    const hcl = await parseConfig(minimalHcl('replication {\n  logshipper_buffer_length = 1000\n  logshipper_buffer_size = "512mb"\n}'), '/etc/x.hcl');
+    expect(hcl.replication).toEqual({ logshipperBufferLength: 1000, logshipperBufferSize: 512 * 1024 * 1024 });
+    const json = await parseConfig(JSON.stringify({
+      storage: { raft: { path: '/data' } }, listener: { tcp: { tls_disable: true } }, replication: { logshipper_buffer_size: 4096 },
+    }), '/etc/x.json', 'json');
+    expect(json.replication).toEqual({ logshipperBufferSize: 4096 });
+  });
+
+  it('warns about Vault\'s other replication settings and refuses the rest', async () => {
+    const config = await parseConfig(minimalHcl('replication {\n  resolver_discover_servers = true\n}'), '/etc/x.hcl');
+    expect(config.warnings).toEqual(['/etc/x.hcl: replication.resolver_discover_servers: not supported by Strongroom, ignored']);
+    await expectRejected(minimalHcl('replication {\n  logshipper_buffer = 3\n}'), 'replication.logshipper_buffer', 'unknown setting');
+    await expectRejected(minimalHcl('replication {\n  logshipper_buffer_length = 0\n}'), 'replication.logshipper_buffer_length', 'must be a positive integer (WAL entries kept)');
+    await expectRejected(minimalHcl('replication {\n  logshipper_buffer_size = "lots"\n}'), 'replication.logshipper_buffer_size', 'must be a positive size such as "512mb", "1gb" or a number of bytes');
+  });
+});

@@ -55,9 +55,19 @@ export interface ServerConfig {
   ui: boolean;
   /** `seal` blocks: at most one in use and one disabled (a migration's old seal); none means Shamir. */
   seals?: TransitSealConfig[];
+  /** `replication { ... }`: the WAL window a primary keeps for its secondaries. */
+  replication?: ReplicationConfig;
   sourceFile: string;
   /** Vault settings that were present but are ignored by Strongroom; one message each. */
   warnings: string[];
+}
+
+/** Vault's `replication` stanza: the WAL (the commit feed's retained window) is bounded by both. */
+export interface ReplicationConfig {
+  /** `logshipper_buffer_length`: WAL entries kept (Vault's default 16384). */
+  logshipperBufferLength?: number;
+  /** `logshipper_buffer_size`: bytes of WAL kept (Vault's default: a tenth of the memory). */
+  logshipperBufferSize?: number;
 }
 
 export type ConfigFormat = 'hcl' | 'json';
@@ -82,7 +92,10 @@ export const DEFAULT_LISTENER_ADDRESS = '127.0.0.1:8200';
 export const DEFAULT_MAX_REQUEST_SIZE = 32 * 1024 * 1024;
 
 // Settings we implement, per section.
-const TOP_LEVEL_KEYS = new Set(['storage', 'listener', 'api_addr', 'cluster_addr', 'ui', 'seal']);
+const TOP_LEVEL_KEYS = new Set(['storage', 'listener', 'api_addr', 'cluster_addr', 'ui', 'seal', 'replication']);
+const REPLICATION_KEYS = new Set(['logshipper_buffer_length', 'logshipper_buffer_size']);
+// Vault's other replication settings: accepted with a warning (nothing here uses them yet).
+const VAULT_REPLICATION_KEYS = new Set(['resolver_discover_servers', 'best_effort_wal_wait_duration', 'allow_forwarding_via_header', 'allow_forwarding_via_token']);
 const RAFT_KEYS = new Set(['path', 'node_id', 'snapshot_threshold', 'snapshot_interval', 'trailing_logs', 'retry_join']);
 const RETRY_JOIN_FILE_KEYS: Array<[string, keyof RetryJoinConfig]> = [
   ['leader_ca_cert_file', 'leaderCaCertFile'],
@@ -293,8 +306,10 @@ class Validator {
       warn: (field) => this.warn(field),
     });
 
+    const replication = this.replication(raw['replication']);
     const config: ServerConfig = { storage, listeners, ui, sourceFile: this.file, warnings: this.warnings };
     if (seals.length > 0) config.seals = seals;
+    if (replication) config.replication = replication;
     if (apiAddr !== undefined) config.apiAddr = apiAddr;
     if (clusterAddr !== undefined) config.clusterAddr = clusterAddr;
     return config;
@@ -330,6 +345,30 @@ class Validator {
     const retryJoin = await this.retryJoin(block.body['retry_join'], `${prefix}.retry_join`);
     if (retryJoin.length > 0) storage.retryJoin = retryJoin;
     return storage;
+  }
+
+  /** `replication { ... }`: one unlabeled block (HCL gives a list of one, JSON an object). */
+  private replication(value: unknown): ReplicationConfig | undefined {
+    if (value === undefined || value === null) return undefined;
+    const list = Array.isArray(value) ? value : [value];
+    if (list.length !== 1 || !isObj(list[0])) this.fail('replication', 'must be one block, e.g. replication { logshipper_buffer_length = 16384 }');
+    const body = list[0] as Obj;
+    for (const key of Object.keys(body)) {
+      if (REPLICATION_KEYS.has(key)) continue;
+      if (VAULT_REPLICATION_KEYS.has(key)) this.warn(`replication.${key}`);
+      else this.fail(`replication.${key}`, 'unknown setting');
+    }
+    const out: ReplicationConfig = {};
+    const length = this.optionalNonNegativeInt(body, 'logshipper_buffer_length', 'replication.logshipper_buffer_length');
+    if (length === 0) this.fail('replication.logshipper_buffer_length', 'must be a positive integer (WAL entries kept)');
+    if (length !== undefined) out.logshipperBufferLength = length;
+    const size = body['logshipper_buffer_size'];
+    if (size !== undefined && size !== null) {
+      const bytes = parseByteSize(size);
+      if (bytes === null || bytes <= 0) this.fail('replication.logshipper_buffer_size', 'must be a positive size such as "512mb", "1gb" or a number of bytes');
+      out.logshipperBufferSize = bytes;
+    }
+    return out;
   }
 
   /** Several blocks in HCL (a list), a list or a single object in JSON. */
@@ -552,4 +591,18 @@ async function unreadableFileProblem(file: string): Promise<string | undefined> 
     if (code === 'EISDIR') return `"${file}" is not a regular file`;
     return `file "${file}" cannot be read: ${code ?? (err as Error).message}`;
   }
+}
+
+const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, kb: 1024, kib: 1024, mb: 1024 ** 2, mib: 1024 ** 2, gb: 1024 ** 3, gib: 1024 ** 3, tb: 1024 ** 4, tib: 1024 ** 4 };
+
+/** A size as Vault writes one: a number of bytes, or a number with a unit ("512mb", "1GiB"). */
+export function parseByteSize(value: unknown): number | null {
+  if (typeof value === 'number') return Number.isSafeInteger(value) ? value : null;
+  if (typeof value !== 'string') return null;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(value);
+  if (!m) return null;
+  const unit = SIZE_UNITS[(m[2] as string).toLowerCase()];
+  if (unit === undefined) return null;
+  const bytes = Math.floor(Number(m[1]) * unit);
+  return Number.isSafeInteger(bytes) ? bytes : null;
 }

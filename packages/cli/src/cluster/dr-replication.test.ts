@@ -37,12 +37,16 @@ async function drStatus(addr: string): Promise<any> { // eslint-disable-line @ty
 
 /** Waits until the secondary streams and holds everything the primary holds. */
 async function inSync(primaryAddr: () => Promise<string>, secondaryAddr: string, what: string): Promise<void> {
+  let seen: unknown[] = [];
   await until(what, 120_000, async () => {
     const p = await drStatus(await primaryAddr()).catch(() => null);
     const s = await drStatus(secondaryAddr).catch(() => null);
+    seen = [p, s];
     if (!p || !s) return undefined;
     return s.state === 'stream-wals' && s.last_remote_wal === p.last_wal && s.merkle_root === p.merkle_root && p.merkle_root !== '' ? true : undefined;
-  }, 200);
+  }, 200).catch((err: Error) => {
+    throw new Error(`${err.message}; last statuses: ${JSON.stringify(seen)}`);
+  });
 }
 
 async function write(addr: string, token: string, path: string, data: Record<string, unknown>): Promise<void> {
