@@ -7,7 +7,7 @@
 //    their acknowledgement on the primary to their apply on the secondary. The secondary serves
 //    no reads (DR secondary mode), so apply is seen in its sys/replication/dr/status: right after
 //    a probe is acknowledged the primary's last_wal is read (the probe's index or a later one),
-//    and a poller that reads the secondary's status back to back all along gives the first time
+//    and a poller that reads the secondary's status about every millisecond all along gives the first time
 //    its last_remote_wal reached that index. Each lag is thus an upper bound, off by at most one
 //    poll. Next to it: the commit latency of the load's own writes on the primary.
 // 2. Catch-up: 100,000 KV v1 secrets (one physical key each) are written on the primary; a new
@@ -30,13 +30,16 @@ const ROOT = path.resolve(__dirname, '../..');
 const BASE_PORT = Number(process.env.BENCH_DR_BASE_PORT ?? 25400);
 const PRIMARY_NODES = Math.max(1, Number(process.env.BENCH_DR_PRIMARY_NODES ?? 1));
 const CAPACITY_SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const LAG_SECONDS = Number(process.env.BENCH_DR_LAG_SECONDS ?? 10);
+const LAG_SECONDS = Number(process.env.BENCH_DR_LAG_SECONDS ?? 15);
 const KEYS = Number(process.env.BENCH_DR_KEYS ?? 100000);
 const FILL_CONCURRENCY = 64;
 const FILL_LIMIT_S = 300;
 const SYNC_LIMIT_MS = 300_000;
-/** Probes in flight while the load runs: one at a time, a short pause between them. */
+/** Probe writers beside the load, each one probe at a time with a short pause between: enough samples for a p99. */
+const PROBERS = 4;
 const PROBE_PAUSE_MS = 10;
+/** Between two reads of the secondary's status: the lag's resolution, without a busy loop on the secondary. */
+const POLL_PAUSE_MS = 1;
 /** Writes of the steady load that may wait for an answer at once; past it, the load falls behind its rate. */
 const MAX_IN_FLIGHT = 256;
 const KV_BODY = JSON.stringify({ data: { username: 'app', password: 'x'.repeat(32) } });
@@ -187,7 +190,7 @@ async function pacedLoad({ url, token, rate, seconds, prefix }) {
   return { rate: latencies.length / elapsed, p50: pct(latencies, 0.5), p99: pct(latencies, 0.99), errors, firstError, count: latencies.length, late };
 }
 
-/** Reads the secondary's status back to back until `stop`: [time received, last_remote_wal] each. */
+/** Reads the secondary's status about every millisecond until `stop`: [time received, last_remote_wal] each. */
 function startStatusPoller(secondaryAddr) {
   const seen = [];
   const intervals = [];
@@ -217,6 +220,7 @@ function startStatusPoller(secondaryAddr) {
       intervals.push(at - before);
       before = at;
       if (typeof wal === 'number') seen.push([at, wal]);
+      await sleep(POLL_PAUSE_MS);
     }
     agent.destroy();
   })();
@@ -224,11 +228,19 @@ function startStatusPoller(secondaryAddr) {
     /** The first time at or after `from` the secondary showed `index` or later. */
     async reached(index, from, timeoutMs = 30_000) {
       const deadline = nowMs() + timeoutMs;
-      let i = 0;
+      // Observations are in time order: start at the first one at or after `from`.
+      let lo = 0;
+      let hi = seen.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (seen[mid][0] < from) lo = mid + 1;
+        else hi = mid;
+      }
+      let i = lo;
       while (nowMs() < deadline) {
         for (; i < seen.length; i++) {
           const [at, wal] = seen[i];
-          if (at >= from && wal >= index) return at;
+          if (wal >= index) return at;
         }
         await sleep(1);
       }
@@ -242,17 +254,20 @@ function startStatusPoller(secondaryAddr) {
   };
 }
 
-/** Probe writes one after another until `endAt`, each timed from its acknowledgement to its apply on the secondary. */
+/** Probe writes until `endAt`, each timed from its acknowledgement to its apply on the secondary. */
 async function probeLag({ primaryAddr, token, poller, endAt }) {
   const lags = [];
-  for (let i = 0; nowMs() < endAt; i++) {
-    await call(primaryAddr, 'POST', `secret/data/probe/p${i}`, { token, body: { data: { sent: Date.now() } } });
-    const acked = nowMs();
-    const { last_wal: index } = await drStatus(primaryAddr);
-    const applied = await poller.reached(index, acked);
-    lags.push(Math.max(0, applied - acked));
-    await sleep(PROBE_PAUSE_MS);
-  }
+  const prober = async (p) => {
+    for (let i = 0; nowMs() < endAt; i++) {
+      await call(primaryAddr, 'POST', `secret/data/probe/p${p}-${i}`, { token, body: { data: { sent: Date.now() } } });
+      const acked = nowMs();
+      const { last_wal: index } = await drStatus(primaryAddr);
+      const applied = await poller.reached(index, acked);
+      lags.push(Math.max(0, applied - acked));
+      await sleep(PROBE_PAUSE_MS);
+    }
+  };
+  await Promise.all(Array.from({ length: PROBERS }, (_, p) => prober(p)));
   lags.sort((a, b) => a - b);
   return { count: lags.length, p50: pct(lags, 0.5), p99: pct(lags, 0.99), max: lags[lags.length - 1] ?? 0 };
 }
@@ -279,9 +294,9 @@ async function lagSection(primary, secondary) {
   const pollMs = median(poller.intervals);
   const fellBehind = steady.late ? `; the load fell behind its schedule ${steady.late} times (${MAX_IN_FLIGHT} writes waiting)` : '';
   row(`primary commit at half capacity (${rate}/s)`, steady);
-  line(`replication lag, ${lag.count} probes`, `p50 ${fmt(lag.p50, 2)} ms  p99 ${fmt(lag.p99, 2)} ms  max ${fmt(lag.max, 2)} ms`);
+  line(`replication lag, ${lag.count} probes (${PROBERS} writers)`, `p50 ${fmt(lag.p50, 2)} ms  p99 ${fmt(lag.p99, 2)} ms  max ${fmt(lag.max, 2)} ms`);
   console.log(`  lag: from a probe write's acknowledgement on the primary to the first read of the secondary's dr/status whose last_remote_wal`);
-  console.log(`  reached the primary's last_wal read right after the ack; the secondary's status was read back to back, median ${fmt(pollMs, 2)} ms apart${fellBehind}`);
+  console.log(`  reached the primary's last_wal read right after the ack; the secondary's status was read every ${fmt(pollMs, 2)} ms (median)${fellBehind}`);
   const writesDuring = await drStatus(primaryAddr);
   await until('the secondary to catch up after the load', SYNC_LIMIT_MS, async () => ((await inSync(primaryAddr, secondaryAddr)) ? true : undefined), 200);
   const after = await drStatus(secondaryAddr);
