@@ -16,7 +16,7 @@
 //    (snapshot-force, unseal with the primary's keys, until it serves the last key written).
 //
 // Ports 25400-25479 (BENCH_DR_BASE_PORT moves them). Every process started here is stopped in
-// `finally` (SIGTERM, then SIGKILL), and its temp dir removed.
+// `finally` (SIGTERM, then SIGKILL), and its temp dir removed (kept with KEEP_CLUSTER_DIRS=1).
 const fs = require('node:fs');
 const http = require('node:http');
 const net = require('node:net');
@@ -34,7 +34,7 @@ const LAG_SECONDS = Number(process.env.BENCH_DR_LAG_SECONDS ?? 15);
 const KEYS = Number(process.env.BENCH_DR_KEYS ?? 100000);
 const FILL_CONCURRENCY = 64;
 const FILL_LIMIT_S = 300;
-const SYNC_LIMIT_MS = 300_000;
+const SYNC_LIMIT_MS = Number(process.env.BENCH_DR_SYNC_LIMIT_S ?? 180) * 1000;
 /** Probe writers beside the load, each one probe at a time with a short pause between: enough samples for a p99. */
 const PROBERS = 4;
 const PROBE_PAUSE_MS = 10;
@@ -102,10 +102,15 @@ async function drStatus(base) {
   return (await call(base, 'GET', 'sys/replication/dr/status', { timeoutMs: 10_000 })).json().data;
 }
 
-/** Whether the secondary streams and holds everything the primary holds (same WAL index and root). */
+/**
+ * Whether the secondary streams and holds everything the primary holds (same WAL index and root);
+ * when it does not, throws what each side shows, for the message of a wait that times out.
+ */
 async function inSync(primaryAddr, secondaryAddr) {
   const [p, s] = await Promise.all([drStatus(primaryAddr), drStatus(secondaryAddr)]);
-  return s.state === 'stream-wals' && s.last_remote_wal >= p.last_wal && p.merkle_root !== '' && s.merkle_root === p.merkle_root;
+  if (s.state === 'stream-wals' && s.last_remote_wal >= p.last_wal && p.merkle_root !== '' && s.merkle_root === p.merkle_root) return true;
+  throw new Error(`primary last_wal ${p.last_wal} root ${p.merkle_root}; secondary ${s.state}, ${s.connection_state}, `
+    + `last_remote_wal ${s.last_remote_wal} root ${s.merkle_root}, Merkle syncs ${s.merkle_sync_count}`);
 }
 
 /** A fresh cluster of `nodes` processes, launched and unsealed; `stop` ends them (SIGKILL after 10 s). */
@@ -336,7 +341,7 @@ async function catchUp(primary, secondary) {
     return s.state === 'stream-wals' ? nowMs() : undefined;
   }, 20);
   const synced = await until('the new secondary to hold what the primary holds', SYNC_LIMIT_MS,
-    async () => ((await inSync(primary.active.apiAddr, secondary.active.apiAddr)) ? nowMs() : undefined), 20);
+    async () => ((await inSync(primary.active.apiAddr, secondary.active.apiAddr)) && nowMs()), 20);
   const s = await drStatus(secondary.active.apiAddr);
   return {
     enableS: (enabled - started) / 1000, streamingS: (streaming - started) / 1000, syncedS: (synced - started) / 1000,
@@ -427,7 +432,8 @@ async function runReplicationBench() {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     for (const c of clusters) await stopCluster(c);
-    fs.rmSync(work, { recursive: true, force: true });
+    if (process.env.KEEP_CLUSTER_DIRS === '1') progress(`kept ${work} (each node's server.log is there)`);
+    else fs.rmSync(work, { recursive: true, force: true });
   }
 }
 
