@@ -266,9 +266,12 @@ export class DrReplication implements ReplicationRoles {
         mode: 'secondary', cluster_id: material.primary.cluster_id, secondary_id: material.secondary_id, primary: material.primary,
         demoted: false, merkle_sync_count: 0,
       };
-      // The role first: the core stops serving before its data goes away under it.
-      await this.write(next);
+      // The role first, without its primary: the core stops serving before its data goes away
+      // under it, and no stream starts before the wipe ends, since a wipe still running would
+      // delete what the stream's first Merkle sync had just copied.
+      await this.write({ ...next, primary: null });
       await this.wipe();
+      await this.write(next);
       this.logger.info('this cluster is now a DR secondary; its data is being replaced by the primary\'s', { secondary_id: material.secondary_id });
       return ['This cluster is now a DR secondary: its data was cleared and is being copied from the primary. From now on it unseals with the primary\'s keys.'];
     });
