@@ -4,9 +4,11 @@
 // next to the disk's sync rates (raft-cluster.js), then automated snapshots of a filled server
 // to local disk and to the S3 emulator next to the disk's sequential write speed (snapshot.js).
 // Servers run in their own processes so the load generator does not share their event loop.
-// `node scripts/bench/run.js raft` (or `api`, `snapshot`, `cache`, `merkle`) runs one section. `cache` counts the
-// LevelDB reads behind reads of keys the active node of a cluster just wrote; `merkle` times
-// replication's Merkle index applying and reindexing 100,000 keys.
+// `node scripts/bench/run.js raft` (or `api`, `snapshot`, `cache`, `merkle`, `replication`) runs one
+// section. `cache` counts the LevelDB reads behind reads of keys the active node of a cluster just
+// wrote; `merkle` times replication's Merkle index applying and reindexing 100,000 keys;
+// `replication` measures DR replication's lag next to the primary's commit latency, and a new
+// secondary catching up over 100,000 keys next to a Raft snapshot restore of the same data.
 const path = require('node:path');
 const { createCipheriv, createSecretKey, randomBytes } = require('node:crypto');
 const { measureLoad, clientName } = require('./load');
@@ -18,6 +20,7 @@ const { startProcess } = require('./process');
 const { runSnapshotBench } = require('./snapshot');
 const { runCacheBench } = require('./cache');
 const { runMerkleBench } = require('./merkle');
+const { runReplicationBench } = require('./replication');
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 
@@ -103,6 +106,7 @@ const SECTIONS = {
   snapshot: () => runSnapshotBench({ keys: Number(process.env.BENCH_SNAPSHOT_KEYS ?? 200000) }),
   cache: runCacheBench,
   merkle: runMerkleBench,
+  replication: runReplicationBench,
 };
 
 async function main() {
