@@ -2,7 +2,7 @@ import type { Advert, ClusterNode } from '@strongroom/cluster';
 import { BadRequestError, type Clock, type Logger, type TimerHandle } from '@strongroom/core';
 import type { DrReplication } from './dr-replication';
 import type { DrRuntime, SecondaryLive } from './dr-runtime';
-import type { DrState, PrimaryLink } from './dr-state';
+import { DR_LIVE_KEY, encodeJson, type DrState, type LiveRecord, type PrimaryLink } from './dr-state';
 import { PrimaryService, type PrimaryMerkle } from './primary-service';
 import { SecondaryRunner, type SecondaryMerkle } from './secondary-runner';
 import { CredentialRefusedError, NotActiveError, ReplicationWireError, WrongClusterError } from './wire/errors';
@@ -21,6 +21,8 @@ export interface DrNodeRuntimeOptions {
 
 /** How often the node checks whether it should run the secondary's stream (it leads, the role says so). */
 const SUPERVISE_MS = 500;
+/** The live record is written when what it says changes, and at least this often while it leads. */
+const LIVE_REFRESH_MS = 10_000;
 
 /**
  * DR replication's runtime on one node: the primary's service on the cluster listener (every
@@ -34,6 +36,9 @@ export class DrNodeRuntime implements DrRuntime {
   private timer: TimerHandle | null = null;
   private supervising: Promise<void> = Promise.resolve();
   private closed = false;
+  /** What was last written to the live record (timestamps left out), and when. */
+  private lastLive: { text: string; at: number } | null = null;
+  private writingLive = false;
 
   constructor(private readonly options: DrNodeRuntimeOptions) {
     const { cluster, dr, merkle, wal, clock, logger } = options;
@@ -50,6 +55,7 @@ export class DrNodeRuntime implements DrRuntime {
     const tick = () => {
       if (this.closed) return;
       this.supervise();
+      this.recordLive();
       this.timer = this.options.clock.setTimer(SUPERVISE_MS, tick);
     };
     tick();
@@ -92,6 +98,31 @@ export class DrNodeRuntime implements DrRuntime {
       this.runner = { link: want, runner };
       runner.start();
     }).catch((err: unknown) => this.options.logger.error('DR replication: could not change the stream', { err: (err as Error).message }));
+  }
+
+  /** On the node that runs replication: keeps the live record current for the other nodes' status. */
+  private recordLive(): void {
+    const state = this.options.dr.current;
+    if (this.writingLive || state.mode === 'disabled' || !this.options.cluster.leads) return;
+    const secondary = this.runner?.runner.status();
+    const record: Omit<LiveRecord, 'at'> = {
+      node_id: this.options.cluster.nodeId,
+      ...(state.mode === 'secondary' && secondary ? {
+        secondary: {
+          state: secondary.state, connection_state: secondary.connectionState, primary_cluster_addr: secondary.primaryClusterAddr,
+          last_start: secondary.lastStart, primaries: secondary.primaries,
+        },
+      } : {}),
+      ...(state.mode === 'primary' ? { secondaries: this.secondaries() } : {}),
+    };
+    const text = JSON.stringify(record, (k, v) => (k === 'last_heartbeat' || k === 'last_heartbeat_duration_ms' || k === 'clock_skew_ms' ? undefined : v));
+    const now = this.options.clock.now();
+    if (this.lastLive && this.lastLive.text === text && now - this.lastLive.at < LIVE_REFRESH_MS) return;
+    this.writingLive = true;
+    this.options.cluster.storage.put(DR_LIVE_KEY, encodeJson({ ...record, at: now }))
+      .then(() => { this.lastLive = { text, at: now }; })
+      .catch(() => undefined)
+      .finally(() => { this.writingLive = false; });
   }
 
   lastWal(): number {

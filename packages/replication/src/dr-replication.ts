@@ -7,7 +7,7 @@ import { createActivationSigningKey, parseActivationJwt, signActivationJwt } fro
 import { decryptForSecondary, encryptToSecondary, generateSecondaryKeyPair } from './activation/secondary-key';
 import { fetchActivation, type ActivationMaterial } from './activation-fetch';
 import {
-  DR_APPLIED_KEY, DR_STATE_KEY, encodeJson, readApplied, readDrState,
+  DR_APPLIED_KEY, DR_STATE_KEY, encodeJson, readApplied, readDrState, readLive,
   type DrState, type PrimaryLink, type PrimaryState, type SecondaryState,
 } from './dr-state';
 import { DR_SECONDARY_PATHS } from './dr-paths';
@@ -106,21 +106,27 @@ export class DrReplication implements ReplicationRoles {
       last_corruption_check_epoch: merkle.lastCheckEpoch, ...(merkle.reindex ? { reindex_in_progress: true, reindex_stage: merkle.reindex.stage, reindex_keys_total: merkle.reindex.total, reindex_keys_done: merkle.reindex.done } : {}),
     };
     if (s.mode === 'disabled') return { mode: 'disabled' };
+    // A node that does not run replication (a standby) answers from what the one that does last recorded.
+    const recorded = this.cluster.leads ? null : await readLive(this.cluster.storage).catch(() => null);
     if (s.mode === 'primary') {
       const lastWal = this.runtime?.lastWal() ?? 0;
       return {
         mode: 'primary', cluster_id: s.cluster_id, state: 'running', last_wal: lastWal, last_dr_wal: lastWal, ...common,
         primary_cluster_addr: s.primary_cluster_addr, known_secondaries: Object.keys(s.secondaries).sort(),
-        secondaries: this.runtime?.secondaries() ?? [],
+        secondaries: recorded?.secondaries ?? this.runtime?.secondaries() ?? [],
       };
     }
     const applied = await readApplied(this.cluster.storage);
     const link = s.primary;
-    const live = this.runtime?.secondaryStatus();
+    const running = this.runtime?.secondaryStatus();
+    const live = running ?? (recorded?.secondary ? {
+      state: recorded.secondary.state, connectionState: recorded.secondary.connection_state, lastRemoteWal: undefined,
+      primaryClusterAddr: recorded.secondary.primary_cluster_addr, lastStart: recorded.secondary.last_start, primaries: recorded.secondary.primaries,
+    } : null);
     return {
       mode: 'secondary', cluster_id: s.cluster_id, secondary_id: s.secondary_id,
       state: live?.state ?? 'idle', connection_state: live?.connectionState ?? 'disconnected',
-      last_remote_wal: live?.lastRemoteWal ?? (link && applied?.wal_source === link.wal_source ? applied.index : 0),
+      last_remote_wal: live?.lastRemoteWal ?? (link && applied?.wal_source === link.wal_source ? applied.last_wal ?? applied.index : 0),
       ...common,
       known_primary_cluster_addrs: link?.cluster_addrs ?? [],
       primary_cluster_addr: live?.primaryClusterAddr ?? link?.cluster_addrs[0] ?? '',

@@ -12,6 +12,12 @@ export const DR_STATE_KEY = `${CLUSTER_LOCAL_PREFIX}replication/dr/state`;
 /** The last WAL applied on a secondary, written in the same Raft entry as the WAL's own writes. */
 export const DR_APPLIED_KEY = `${CLUSTER_LOCAL_PREFIX}replication/dr/applied`;
 
+/**
+ * What the node that runs replication last saw of its links, for the other nodes' status: they
+ * run no stream and hold no connection, but answer status all the same.
+ */
+export const DR_LIVE_KEY = `${CLUSTER_LOCAL_PREFIX}replication/dr/live`;
+
 /** One secondary the primary issued an activation token to. */
 export interface SecondaryRecord {
   id: string;
@@ -92,6 +98,25 @@ export async function readDrState(storage: Pick<Storage, 'get'>): Promise<DrStat
 
 export function encodeJson(value: unknown): Buffer {
   return Buffer.from(JSON.stringify(value));
+}
+
+export interface LiveRecord {
+  /** Who wrote it, and when (ms). */
+  node_id: string;
+  at: number;
+  secondary?: {
+    state: string;
+    connection_state: string;
+    primary_cluster_addr: string;
+    last_start: string;
+    primaries: Array<Record<string, unknown>>;
+  };
+  secondaries?: Array<Record<string, unknown>>;
+}
+
+export async function readLive(storage: Pick<Storage, 'get'>): Promise<LiveRecord | null> {
+  const raw = await storage.get(DR_LIVE_KEY);
+  return raw ? (JSON.parse(raw.toString('utf8')) as LiveRecord) : null;
 }
 
 export async function readApplied(storage: Pick<Storage, 'get'>): Promise<AppliedMark | null> {

@@ -108,6 +108,13 @@ it('replicates a primary to a DR secondary, through a node loss and a planned fa
   expect(pStatus).toMatchObject({ mode: 'primary', state: 'running', known_secondaries: ['dr-east'] });
   expect(pStatus.secondaries[0]).toMatchObject({ node_id: 'dr-east', connection_status: 'connected' });
 
+  // A standby of the primary answers status too, from what its active node last recorded.
+  const standby = p.nodes.find((n) => n !== pActive) as NodeHandle;
+  await until('a primary standby to show the secondary connected', 30_000, async () => {
+    const st = await drStatus(standby.apiAddr);
+    return st.mode === 'primary' && st.secondaries[0]?.connection_status === 'connected' && st.merkle_root === pStatus.merkle_root ? true : undefined;
+  }, 250);
+
   // A DR secondary serves only its own paths.
   expect((await api(sNode.apiAddr, 'GET', 'sys/health')).status).toBe(472);
   const refused = await api(sNode.apiAddr, 'GET', 'secret/data/canary', { token: root });
