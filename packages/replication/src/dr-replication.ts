@@ -290,6 +290,11 @@ export class DrReplication implements ReplicationRoles {
       if (!options.force && !s.demoted && !(await readApplied(this.cluster.storage))) {
         throw new BadRequestError('this secondary has not copied the primary\'s data yet; wait for it (status shows stream-wals), or set "force"');
       }
+      // Mid-sync, part of the data is newer than the rest: promoting then serves a mix.
+      const syncing = this.runtime?.secondaryStatus()?.state;
+      if (!options.force && (syncing === 'merkle-diff' || syncing === 'merkle-sync')) {
+        throw new BadRequestError(`this secondary is in ${syncing}: its data is partly copied; wait for stream-wals, or set "force"`);
+      }
       await this.takePrimaryRootKey();
       const kept = s.kept_primary;
       const next = kept && kept.cluster_id === s.cluster_id
