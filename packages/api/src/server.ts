@@ -13,11 +13,11 @@ import { cloud1SecretsEngine } from '@strongroom/engine-cloud1-secrets';
 import { makeDir } from '@strongroom/raft';
 import { automatedSnapshots } from '@strongroom/snapshots';
 import { ClusterReplication } from '@strongroom/replication';
-import { secretSync } from '@strongroom/sync';
 import { createApp } from './app';
 import { ConfigError, type ListenerConfig, type ServerConfig, type TransitSealConfig } from './config';
 import { attachHttpServer } from './http/list-server';
 import { batchRequests } from './http/request-batch';
+import { serverSecretSync } from './sync-wiring';
 
 export interface RunningServer {
   core: Core;
@@ -97,7 +97,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     extensions: [
       cluster.extension(),
       (c) => automatedSnapshots({ storage: c.barrier, clock: c.clock, logger, source: () => cluster.snapshot() }),
-      (c) => secretSync({ storage: c.barrier }),
+      (c) => serverSecretSync(c, cluster.feed, logger),
       replication.extension(),
     ],
   });

@@ -29,6 +29,15 @@ export class DestinationStore {
     });
   }
 
+  /**
+   * Runs `fn` under the destination's lock with the stored destination (or null): an association
+   * made here cannot race the delete check, which runs under the same lock.
+   */
+  locked<T>(namespaceId: string, type: DestinationType, name: string, fn: (existing: Destination | null) => Promise<T>): Promise<T> {
+    const key = keyOf(namespaceId, type, name);
+    return this.locks.run(key, async () => fn(await getJson<Destination>(this.storage, key)));
+  }
+
   /** Deletes unless `guard` throws; the guard runs under the destination's lock. */
   remove(namespaceId: string, type: DestinationType, name: string, guard: () => Promise<void>): Promise<void> {
     const key = keyOf(namespaceId, type, name);

@@ -34,12 +34,44 @@ export interface SyncSettings {
    * cloud's own `*.vault.azure.net`-style hosts: a private endpoint, or an emulator.
    */
   cloud2KeyVaultOrigins: readonly string[];
+  /** Where cloud1-sm destinations are reached; unset: the SDK's endpoint for the region. */
+  cloud1SmEndpoint?: string;
+  /** The region of a cloud1-sm destination that names none. */
+  cloud1Region?: string;
+  /** The deployment host's API. */
+  deployhostApiUrl: string;
 }
 
-/** `STRONGROOM_CLOUD2_KV_ORIGINS`: a comma-separated list of extra key vault origins. */
+export const DEFAULT_DEPLOYHOST_API_URL = 'https://api.vercel.com';
+
+/**
+ * `STRONGROOM_CLOUD2_KV_ORIGINS` (a comma-separated list of extra key vault origins), the cloud1
+ * SDK's own endpoint variables (`AWS_ENDPOINT_URL_SECRETS_MANAGER`, `AWS_ENDPOINT_URL`) and
+ * region (`AWS_REGION`), and `STRONGROOM_DEPLOYHOST_API_URL`.
+ */
 export function syncSettingsFromEnv(env: Record<string, string | undefined>): SyncSettings {
   const origins = (env['STRONGROOM_CLOUD2_KV_ORIGINS'] ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
-  return { cloud2KeyVaultOrigins: origins.map(originOf) };
+  const cloud1 = env['AWS_ENDPOINT_URL_SECRETS_MANAGER'] || env['AWS_ENDPOINT_URL'];
+  const region = env['AWS_REGION'] || env['AWS_DEFAULT_REGION'];
+  return {
+    cloud2KeyVaultOrigins: origins.map(originOf),
+    ...(cloud1 ? { cloud1SmEndpoint: apiUrl('AWS_ENDPOINT_URL_SECRETS_MANAGER', cloud1) } : {}),
+    ...(region ? { cloud1Region: region } : {}),
+    deployhostApiUrl: apiUrl('STRONGROOM_DEPLOYHOST_API_URL', env['STRONGROOM_DEPLOYHOST_API_URL'] || DEFAULT_DEPLOYHOST_API_URL),
+  };
+}
+
+function apiUrl(variable: string, text: string): string {
+  let url: URL | null = null;
+  try {
+    url = new URL(text);
+  } catch {
+    // Said below, with the rule.
+  }
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.username || url.password || url.search || url.hash) {
+    throw new Error(`${variable}: must be an http(s) URL without user info, query or fragment, not ${JSON.stringify(text)}`);
+  }
+  return url.href.replace(/\/+$/, '');
 }
 
 function originOf(text: string): string {

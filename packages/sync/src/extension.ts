@@ -1,27 +1,80 @@
-import type { CoreExtension, LogicalStorage } from '@strongroom/core';
+import { silentLogger, systemClock, type Clock, type Logger } from '@strongroom/base';
+import type { Core, CoreExtension, LogicalStorage } from '@strongroom/core';
+import { associationPaths } from './association-paths';
+import { AssociationStore } from './association-store';
 import { storedAssociations, type DestinationAssociations } from './associations';
+import { defaultClients } from './clients';
+import type { DestinationClientFactory } from './clients/destination-client';
 import { DestinationStore } from './destination-store';
 import { syncSettingsFromEnv, type SyncSettings } from './destination-types';
+import type { SecretReader, SyncFeed, SyncMount, SyncMounts } from './host';
 import { syncPaths } from './paths';
+import { SyncQueue } from './sync-queue';
+import { SyncRunner } from './sync-runner';
+import { SyncService } from './sync-service';
 
 export interface SecretSyncOptions {
   /** The barrier: destinations hold credentials. */
   storage: LogicalStorage;
+  /** The mount tables associations refer to (`coreMounts(core)`). */
+  mounts: SyncMounts;
+  /** Reads KV v2 secrets when an operation runs. */
+  reader: SecretReader;
+  /** The commit feed's logical view; without it KV changes queue nothing (only the API does). */
+  feed?: SyncFeed;
   /** Operator settings; by default read from the environment once, here. */
   settings?: SyncSettings;
   /** By default, the associations the association store keeps in `storage`. */
   associations?: DestinationAssociations;
+  /** By default, each type's client on its vendor's SDK or API. */
+  clients?: DestinationClientFactory;
+  clock?: Clock;
+  logger?: Logger;
 }
 
-/** Secret sync as a core extension: the `sys/sync/*` paths. */
+/** The mount tables of a core, as sync reads them. */
+export function coreMounts(core: Core): SyncMounts {
+  const views = () => core.namespaces.all();
+  const toMount = (view: { id: string; path: string }, e: { path: string; type: string; accessor: string; options: Record<string, string> }): SyncMount => ({
+    namespaceId: view.id, namespacePath: view.path, path: e.path, type: e.type, accessor: e.accessor, options: e.options,
+  });
+  return {
+    byPath(namespaceId, path) {
+      const view = core.namespaces.byId(namespaceId);
+      const entry = view?.mounts.get(path);
+      return view && entry ? toMount(view, entry) : undefined;
+    },
+    byAccessor(accessor) {
+      for (const view of views()) {
+        const entry = view.mounts.all().find((e) => e.accessor === accessor);
+        if (entry) return toMount(view, entry);
+      }
+      return undefined;
+    },
+  };
+}
+
+/** Secret sync as a core extension: the `sys/sync/*` paths, and the queue as background work of the active node. */
 export function secretSync(options: SecretSyncOptions): CoreExtension {
   const settings = options.settings ?? syncSettingsFromEnv(process.env);
+  const clock = options.clock ?? systemClock;
+  const { storage } = options;
+  const destinations = new DestinationStore(storage);
+  const associations = new AssociationStore(storage);
+  const queue = new SyncQueue(storage, () => clock.now());
+  const runner = new SyncRunner({
+    queue, associations, destinations, mounts: options.mounts, reader: options.reader, clients: options.clients ?? defaultClients, settings, clock,
+  });
+  const service = new SyncService({
+    storage, queue, associations, runner, clock, logger: options.logger ?? silentLogger, ...(options.feed ? { feed: options.feed } : {}),
+  });
   return {
-    systemPaths: syncPaths({
-      storage: options.storage,
-      destinations: new DestinationStore(options.storage),
-      associations: options.associations ?? storedAssociations(options.storage),
-      settings,
-    }),
+    systemPaths: [
+      ...syncPaths({
+        storage, destinations, associations: options.associations ?? storedAssociations(storage), settings, onConfigChange: () => service.wake(),
+      }),
+      ...associationPaths({ destinations, associations, queue, mounts: options.mounts, now: () => clock.now() }),
+    ],
+    service,
   };
 }

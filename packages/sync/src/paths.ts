@@ -10,6 +10,8 @@ export interface SyncPathDeps {
   destinations: DestinationStore;
   associations: DestinationAssociations;
   settings: SyncSettings;
+  /** Told after the config changes: re-enabling sync runs what waited. */
+  onConfigChange?: () => void;
 }
 
 function target(req: BackendRequest, f: FieldData) {
@@ -30,6 +32,7 @@ export function syncPaths(deps: SyncPathDeps): PathDefinition[] {
         patch: async (_req, f) => {
           const next = patchSyncConfig(await loadSyncConfig(storage), f);
           await saveSyncConfig(storage, next);
+          deps.onConfigChange?.();
           return { data: { ...next } };
         },
       },

@@ -1,0 +1,28 @@
+import type { Destination } from '../destination';
+import type { SyncSettings } from '../destination-types';
+
+/** How a destination told us no: its own fault or ours decides the association's status. */
+export class DestinationError extends Error {
+  constructor(readonly status: 'CLIENT_SIDE_ERROR' | 'EXTERNAL_SERVICE_ERROR', message: string) {
+    super(message);
+    this.name = 'DestinationError';
+  }
+}
+
+/** What the queue asks of a destination, one external secret at a time. */
+export interface DestinationClient {
+  /**
+   * Writes `value` as the external secret `name`, creating it if needed. `token` is the same for
+   * every attempt at writing one KV version, so a destination that keeps versions makes one.
+   */
+  put(name: string, value: string, token: string): Promise<void>;
+  /** Deletes the external secret; one that is already gone is a success. */
+  remove(name: string): Promise<void>;
+}
+
+export type DestinationClientFactory = (destination: Destination, settings: SyncSettings) => DestinationClient;
+
+/** A status from HTTP: 4xx is the request's (credentials, names), the rest the service's; 429 is the service's load. */
+export function statusOf(httpStatus: number | undefined): DestinationError['status'] {
+  return httpStatus !== undefined && httpStatus >= 400 && httpStatus < 500 && httpStatus !== 429 ? 'CLIENT_SIDE_ERROR' : 'EXTERNAL_SERVICE_ERROR';
+}

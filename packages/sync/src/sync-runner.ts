@@ -1,0 +1,136 @@
+import { hash } from 'node:crypto';
+import type { Clock } from '@strongroom/base';
+import { associationId, putAssociationOps, refOf, type Association, type AssociationStore, type SyncStatus } from './association-store';
+import { DestinationError, type DestinationClientFactory } from './clients/destination-client';
+import type { Destination } from './destination';
+import type { DestinationStore } from './destination-store';
+import { TYPE_SPECS, type SyncSettings } from './destination-types';
+import { isKvV2, type SecretReader, type SecretState, type SyncMount, type SyncMounts } from './host';
+import { backoffMs, type SyncOperation, type SyncQueue } from './sync-queue';
+import { parseTemplate, renderTemplate } from './template';
+
+export interface SyncRunnerDeps {
+  queue: SyncQueue;
+  associations: AssociationStore;
+  destinations: DestinationStore;
+  mounts: SyncMounts;
+  reader: SecretReader;
+  clients: DestinationClientFactory;
+  settings: SyncSettings;
+  clock: Clock;
+}
+
+interface Wanted {
+  name: string;
+  key?: string;
+  value: string;
+}
+
+/** The external secrets one KV version becomes at a destination, by the association's granularity and template. */
+export function externalSecrets(a: Association, mount: SyncMount, data: Record<string, unknown> | null): Wanted[] {
+  const template = parseTemplate(a.template);
+  const secretPath = a.secret_name;
+  const values = {
+    DestinationType: a.type,
+    DestinationName: a.name,
+    NamespacePath: mount.namespacePath,
+    MountPath: mount.path.replace(/\/$/, ''),
+    MountAccessor: a.accessor,
+    SecretPath: secretPath,
+    SecretBaseName: secretPath.slice(secretPath.lastIndexOf('/') + 1),
+  };
+  if (a.granularity === 'secret-path') return [{ name: renderTemplate(template, values), value: JSON.stringify(data ?? {}) }];
+  return Object.entries(data ?? {}).sort(([x], [y]) => x.localeCompare(y)).map(([key, v]) => ({
+    name: renderTemplate(template, { ...values, SecretKey: key }),
+    key,
+    value: typeof v === 'string' ? v : JSON.stringify(v),
+  }));
+}
+
+/** The same for every attempt at writing one KV version under one name, and for no other write. */
+function writeToken(a: Association, name: string, state: SecretState & { live: true }): string {
+  return hash('sha256', [associationId(a), name, state.version, state.createdTime].join('\0'), 'hex');
+}
+
+/** Error text as stored and shown: any credential of the destination that an error quotes is masked. */
+function scrub(message: string, destination: Destination | null | undefined): string {
+  let out = message.slice(0, 1024);
+  if (!destination) return out;
+  for (const field of TYPE_SPECS[destination.type].credentials) {
+    const v = destination.connection[field];
+    if (typeof v === 'string' && v.length >= 4) out = out.split(v).join('*****');
+  }
+  return out;
+}
+
+/** Runs queued operations against the destinations, one at a time, and records each result. */
+export class SyncRunner {
+  constructor(private readonly deps: SyncRunnerDeps) {}
+
+  /** Runs `op`; true when it finished (and left the queue), false when it waits for a retry. */
+  async run(op: SyncOperation): Promise<boolean> {
+    const { associations, destinations, queue } = this.deps;
+    let destination: Destination | null | undefined = op.destination;
+    try {
+      if (op.kind === 'unsync') {
+        const client = this.deps.clients(op.destination as Destination, this.deps.settings);
+        for (const name of op.names ?? []) await client.remove(name);
+        await queue.exclusive(async (t) => t.complete(op));
+        return true;
+      }
+      const ref = refOf(op);
+      const association = await associations.get(ref, op.accessor, op.secret_name);
+      destination = await destinations.get(ref.namespaceId, ref.type, ref.name);
+      if (!association || !destination) {
+        // Removed since: the removal queued its own unsync.
+        await queue.exclusive(async (t) => t.complete(op));
+        return true;
+      }
+      const mount = this.deps.mounts.byAccessor(op.accessor);
+      // A mount disabled since is a secret that is gone.
+      const state: SecretState = mount && isKvV2(mount) ? await this.deps.reader.read(mount, op.secret_name) : { live: false };
+      const client = this.deps.clients(destination, this.deps.settings);
+      const wanted = state.live && mount ? externalSecrets(association, mount, state.data) : [];
+      for (const w of wanted) await client.put(w.name, w.value, writeToken(association, w.name, state as SecretState & { live: true }));
+      const stale = new Set(Object.keys(association.synced).filter((n) => !wanted.some((w) => w.name === n)));
+      // What an attempt that crashed before recording its result may have written.
+      if (!state.live && mount && association.granularity === 'secret-path') stale.add((externalSecrets(association, mount, null)[0] as Wanted).name);
+      for (const name of stale) await client.remove(name);
+      await this.finish(op, (a) => {
+        a.synced = Object.fromEntries(wanted.map((w) => [w.name, w.key !== undefined ? { key: w.key } : {}]));
+        a.sync_status = state.live ? 'SYNCED' : 'UNSYNCED';
+        delete a.last_error;
+      });
+      return true;
+    } catch (err) {
+      const status: SyncStatus = err instanceof DestinationError ? err.status : 'INTERNAL_VAULT_ERROR';
+      const message = scrub(err instanceof Error ? err.message : String(err), destination);
+      const attempts = op.attempts + 1;
+      const retry: SyncOperation = { ...op, attempts, next_attempt_at: this.deps.clock.now() + backoffMs(attempts), last_error: message };
+      await queue.exclusive(async (t) => {
+        t.update(retry);
+        if (op.kind === 'unsync') return;
+        const a = await associations.get(refOf(op), op.accessor, op.secret_name);
+        if (!a) return;
+        a.sync_status = status;
+        a.last_error = message;
+        a.updated_at = this.deps.clock.now();
+        t.write(putAssociationOps(a));
+      });
+      return false;
+    }
+  }
+
+  /** Removes `op` from the queue and records its result on the association, in one commit. */
+  private finish(op: SyncOperation, change: (a: Association) => void): Promise<void> {
+    return this.deps.queue.exclusive(async (t) => {
+      t.complete(op);
+      // Read again under the queue's lock: the API may have refreshed the association meanwhile.
+      const a = await this.deps.associations.get(refOf(op), op.accessor, op.secret_name);
+      if (!a) return;
+      change(a);
+      a.updated_at = this.deps.clock.now();
+      t.write(putAssociationOps(a));
+    });
+  }
+}
