@@ -58,7 +58,7 @@ describe('a Vault client (hvac, Python) drives the server end to end', () => {
     expect(steps.get('kv-metadata')).toMatchObject({ max_versions: 5, current_version: 3, versions: ['1', '2', '3'] });
     expect(steps.get('kv-delete')).toMatchObject({ undeleted: 3, v1_destroyed: true, v2_deleted: true, keys_after: ['cache'] });
     expect(steps.get('policy')).toMatchObject({ listed: true });
-    expect(steps.get('token')).toMatchObject({ policies: ['default', 'hvac-app'], revoked: true });
+    expect(steps.get('token')).toMatchObject({ policies: ['default', 'hvac-app'], accessor_listed: true, revoked: true });
     expect(steps.get('token').renewed_ttl).toBeGreaterThan(3600);
     expect(steps.get('transit')).toMatchObject({ key_type: 'aes256-gcm96', ciphertext_prefix: 'vault:v1:', plaintext: 'card 4111' });
     expect(steps.get('wrapping')).toMatchObject({

@@ -118,10 +118,13 @@ def main():
     assert self_lookup["accessor"] == created["auth"]["accessor"], self_lookup
     renewed = root.auth.token.renew(token, increment="2h")
     assert renewed["auth"]["lease_duration"] > 3600, renewed["auth"]
+    listed_before = created["auth"]["accessor"] in root.auth.token.list_accessors()["data"]["keys"]
     root.auth.token.revoke(token)
     expect_error(exceptions.Forbidden, lambda: app.auth.token.lookup_self())
+    listed_after = created["auth"]["accessor"] in root.auth.token.list_accessors()["data"]["keys"]
+    assert listed_before and not listed_after
     report("token", policies=sorted(looked["policies"]), ttl=looked["ttl"], renewed_ttl=renewed["auth"]["lease_duration"],
-           revoked=True)
+           accessor_listed=listed_before, revoked=not listed_after)
 
     # Transit
     root.sys.enable_secrets_engine("transit", path="hvac-transit")
