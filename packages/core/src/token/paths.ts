@@ -145,6 +145,11 @@ export function tokenPaths(core: Core): PathDefinition[] {
       operations: { update: async (_req, f) => ({ data: await lookupData(core, await accessorArg(core, f), '') }) },
     }),
     definePath({
+      pattern: 'accessors/?',
+      sudo: true,
+      operations: { list: async (req) => ({ data: { keys: await core.tokens.accessors(req.namespace.id) } }) },
+    }),
+    definePath({
       pattern: 'renew',
       fields: { ...TOKEN, ...INCREMENT },
       operations: {

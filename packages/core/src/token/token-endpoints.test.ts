@@ -515,6 +515,27 @@ describe('lookups', () => {
     expect(byAccessor.body.data).toEqual({ ...byToken.body.data, id: '' });
   });
 
+  it('LIST accessors names the accessors of the valid tokens of the namespace, and needs sudo', async () => {
+    const r = await rig();
+    await r.token(r.root, { ttl: '1m' });
+    const revoked = await r.token(r.root, {});
+    await r.ok('update', 'auth/token/revoke-accessor', r.root, { accessor: revoked.accessor });
+    const kept = await r.token(r.root, { policies: ['reader'] });
+    const root = (await r.ok('read', 'auth/token/lookup-self', r.root)).body.data.accessor as string;
+    await r.ok('update', 'sys/namespaces/team', r.root);
+    const inTeam = (await r.ok('update', 'team/auth/token/create', r.root)).body.auth;
+    await r.clock.advance(2 * 60 * 1000);
+
+    expect((await r.ok('list', 'auth/token/accessors', r.root)).body.data.keys).toEqual([kept.accessor, root].sort());
+    expect((await r.ok('list', 'team/auth/token/accessors', r.root)).body.data.keys).toEqual([inTeam.accessor]);
+
+    await r.policy('lister', 'path "auth/token/accessors" { capabilities = ["list"] }');
+    const lister = await r.token(r.root, { policies: ['lister'] });
+    expect((await r.call('list', 'auth/token/accessors', lister.client_token)).status).toBe(403);
+    await r.policy('lister', 'path "auth/token/accessors" { capabilities = ["list", "sudo"] }');
+    expect((await r.call('list', 'auth/token/accessors', lister.client_token)).status).toBe(200);
+  });
+
   it('answers 400 for a missing or unknown token or accessor', async () => {
     const r = await rig();
     expect((await r.call('update', 'auth/token/lookup', r.root, {})).status).toBe(400);

@@ -213,6 +213,19 @@ export class TokenStore {
     return (await this.chainValid(entry, this.clock.now())) ? entry : null;
   }
 
+  /**
+   * The accessors of the valid tokens of one namespace, sorted. Accessors are indexed only by
+   * their salted hash, so this reads every token: a full scan, for an operator's listing.
+   */
+  async accessors(namespaceId: string): Promise<string[]> {
+    const found: string[] = [];
+    for (const hash of await this.barrier.list(ID_PREFIX)) {
+      const entry = await this.lookupByHash(hash);
+      if (entry && entry.namespace === namespaceId && entry.accessor) found.push(entry.accessor);
+    }
+    return found.sort();
+  }
+
   /** Whether the caller's address may use the token (token_bound_cidrs). */
   addressAllowed(entry: TokenEntry, address: string | undefined): boolean {
     return addressAllowed(entry.boundCidrs, address);
