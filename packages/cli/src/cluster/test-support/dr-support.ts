@@ -16,13 +16,19 @@ export async function drStatus(addr: string, timeoutMs = 15_000): Promise<Json> 
 
 /** Waits until the secondary streams and holds everything the primary holds (same last WAL, same Merkle root). */
 export async function inSync(primaryAddr: () => Promise<string>, secondaryAddr: () => Promise<string>, what: string, timeoutMs = 120_000): Promise<{ p: Json; s: Json }> {
-  return until(what, timeoutMs, async () => {
-    const p = await drStatus(await primaryAddr()).catch(() => null);
-    const s = await drStatus(await secondaryAddr()).catch(() => null);
-    if (!p || !s) return undefined;
-    const same = s.state === 'stream-wals' && s.last_remote_wal === p.last_wal && s.merkle_root === p.merkle_root && p.merkle_root !== '';
-    return same ? { p, s } : undefined;
-  }, 200);
+  let seen: { p: Json; s: Json } = { p: null, s: null };
+  try {
+    return await until(what, timeoutMs, async () => {
+      const p = await drStatus(await primaryAddr()).catch(() => null);
+      const s = await drStatus(await secondaryAddr()).catch(() => null);
+      seen = { p, s };
+      if (!p || !s) return undefined;
+      const same = s.state === 'stream-wals' && s.last_remote_wal === p.last_wal && s.merkle_root === p.merkle_root && p.merkle_root !== '';
+      return same ? { p, s } : undefined;
+    }, 200);
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\nlast primary status: ${JSON.stringify(seen.p)}\nlast secondary status: ${JSON.stringify(seen.s)}`, { cause: err });
+  }
 }
 
 export async function writeSecret(addr: string, token: string, path: string, data: Record<string, unknown>): Promise<void> {
