@@ -82,6 +82,11 @@ describe('DR replication roles', () => {
     expect400(await enable(revoked.json.wrap_info.token), /"token".*(revoked|refused)/);
     expect((await drStatus(s)).mode).toBe('disabled');
 
+    // Data of the secondary's own, which enabling wipes while the copy from the primary begins.
+    const sRoot = secondary.cluster.rootToken;
+    expect((await api(s, 'POST', 'sys/mounts/secret', { token: sRoot, body: { type: 'kv', options: { version: '2' } } })).status).toBe(204);
+    expect(await writeLoad(sAddr, sRoot, 'own', 400)).toHaveLength(400);
+
     // The token encrypted to the secondary's public key.
     const generated = await api(s, 'POST', `${DR}/secondary/generate-public-key`, { token: secondary.cluster.rootToken, body: {} });
     expect(generated.status).toBe(200);
@@ -224,6 +229,8 @@ describe('DR replication roles', () => {
     }
     const loaded = await api(s, 'GET', 'secret/data/mid-stream/k149', { token: root });
     expect(loaded.status).toBe(200);
+    // What it held before it became a secondary was wiped.
+    expect((await api(s, 'GET', 'secret/data/own/k0', { token: root })).status).toBe(404);
     // And takes writes of its own.
     await writeSecret(s, root, 'own', { value: 'standalone' });
   });
