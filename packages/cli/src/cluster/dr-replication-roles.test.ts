@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { api, launchTestCluster, until, type TestCluster } from './test-support/cluster-fixture';
 import { DR, drStatus, expect400, inSync, operationToken, stepsInOrder, writeLoad, writeSecret } from './test-support/dr-support';
@@ -160,8 +162,13 @@ describe('DR replication roles', () => {
     await secondary.cluster.unseal(sNode());
     const { p, s } = await inSync(pAddr, sAddr, 'the restarted secondary to catch up');
     expect(s.merkle_root).toBe(p.merkle_root);
-    // It streamed on from its mark: no Merkle sync was needed.
+    // It streamed on from its mark (past everything it had applied before it died), with no Merkle sync.
     expect(s.merkle_sync_count).toBe(0);
+    const sinceRestart = readFileSync(join(sNode().dir, 'server.log'), 'utf8').split('==> Strongroom server started').pop() ?? '';
+    const starts = sinceRestart.split('\n').filter((l) => l.includes('streaming the primary')).map((l) => (JSON.parse(l) as { from_index: number }).from_index);
+    expect(starts.length).toBeGreaterThan(0);
+    expect(starts[0]).toBeGreaterThan(before.last_remote_wal);
+    expect(sinceRestart).not.toMatch(/Merkle sync/);
   });
 
   step('revoke-secondary cuts the secondary off until it gets a new token', async () => {
