@@ -94,6 +94,9 @@ describe('DR replication roles', () => {
     expect(generated.status).toBe(200);
     const publicKey = generated.json.data.secondary_public_key as string;
     expect400(await issue('dr-east', { secondary_public_key: 'garbage' }), /"secondary_public_key"/);
+    expect400(await issue('dr-east', { ttl: 'soon' }), /"ttl"/);
+    expect400(await issue('dr-east', { ttl: '-5m' }), /"ttl"/);
+    expect400(await issue('east/west'), /"id"/);
     const sealedToken = await issue('dr-east', { secondary_public_key: publicKey });
     expect(sealedToken.status).toBe(200);
     expect(sealedToken.json.wrap_info).toBeNull();
@@ -223,8 +226,18 @@ describe('DR replication roles', () => {
     expect((await api(p, 'POST', `${DR}/primary/enable`, { token: root, body: {} })).status).toBe(200);
     const newId = (await drStatus(p)).cluster_id as string;
     expect(newId).not.toBe(oldId);
+    // The secondary cannot follow the re-enabled primary: another set, another CA.
+    await until('the secondary to show it lost its primary', 30_000, async () => {
+      const st = await drStatus(s);
+      return st.state === 'idle' && st.connection_state === 'disconnected' ? true : undefined;
+    }, 200);
+    expect((await drStatus(p)).known_secondaries).toEqual([]);
 
     expect400(await api(s, 'POST', `${DR}/secondary/disable`, { body: {} }), /missing required field "dr_operation_token"/);
+    // A deleted DR operation token is refused from then on.
+    expect((await api(s, 'POST', `${DR}/secondary/operation-token/delete`, { body: { dr_operation_token: opToken } })).status).toBe(204);
+    expect400(await api(s, 'POST', `${DR}/secondary/disable`, { body: { dr_operation_token: opToken } }), /invalid value for "dr_operation_token"/);
+    opToken = await operationToken(s, primary.cluster.keys);
     const disabled = await api(s, 'POST', `${DR}/secondary/disable`, { body: { dr_operation_token: opToken } });
     if (disabled.status !== 200) throw new Error(`secondary/disable answered ${disabled.status}: ${disabled.text}`);
     await until('the former secondary to serve', 60_000, async () => ((await api(s, 'GET', 'sys/health')).status === 200 ? true : undefined), 200);
