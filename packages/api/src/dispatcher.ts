@@ -25,6 +25,8 @@ export interface DispatcherOptions {
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' };
+/** A DR operation token attempt lives in the memory of the secondary's leader, which runs it. */
+const DR_ATTEMPT_PATH = 'sys/replication/dr/secondary/generate-operation-token/attempt';
 
 /** Reads the body up to `limit` bytes; a larger body is refused before it is buffered whole. */
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
@@ -363,12 +365,14 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
 
   return async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
     // A DR secondary has no active node: each node answers status itself, and the DR operations
-    // (writes) go to the node that leads its Raft cluster, which runs its replication.
+    // (writes) go to the node that leads its Raft cluster, which runs its replication. So does
+    // the read of the operation token attempt's progress, which only that node holds.
     const drSecondary = core.drSecondary;
-    if (cluster && !core.active && !core.sealed && (!drSecondary || (req.method !== 'GET' && req.method !== 'HEAD'))) {
-      const url = req.url ?? '/';
-      const q = url.indexOf('?');
-      const path = q === -1 ? url.slice(4) : url.slice(4, q);
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q === -1 ? url.slice(4) : url.slice(4, q);
+    const drRead = req.method === 'GET' || req.method === 'HEAD';
+    if (cluster && !core.active && !core.sealed && (!drSecondary || !drRead || path === DR_ATTEMPT_PATH)) {
       const local = drSecondary ? !path.startsWith('sys/replication/') : core.isLocalPath(path);
       // Just after a restart or an election a standby may not know the active node yet.
       const active = local ? null : drSecondary ? cluster.activeAddress() : cluster.activeAddress() ?? (await cluster.awaitActive());
@@ -384,7 +388,6 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
         return;
       }
     }
-    const url = req.url ?? '/';
     const method = req.method ?? 'GET';
     const list = isListRequest(req);
     let remoteAddress = req.socket.remoteAddress;

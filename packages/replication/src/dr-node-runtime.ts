@@ -35,6 +35,7 @@ export class DrNodeRuntime implements DrRuntime {
   private runner: { link: PrimaryLink; runner: SecondaryRunner } | null = null;
   private timer: TimerHandle | null = null;
   private supervising: Promise<void> = Promise.resolve();
+  private wiping: Promise<void> | null = null;
   private closed = false;
   /** What was last written to the live record (timestamps left out), and when. */
   private lastLive: { text: string; at: number } | null = null;
@@ -65,6 +66,7 @@ export class DrNodeRuntime implements DrRuntime {
     this.closed = true;
     this.timer?.cancel();
     await this.supervising;
+    await this.wiping;
     await this.runner?.runner.stop();
     this.runner = null;
   }
@@ -78,7 +80,9 @@ export class DrNodeRuntime implements DrRuntime {
   private supervise(): void {
     this.supervising = this.supervising.then(async () => {
       const state = this.options.dr.current;
-      const want = !this.closed && state.mode === 'secondary' && state.primary !== null && this.options.cluster.leads ? state.primary : null;
+      const leads = this.options.cluster.leads;
+      if (!this.closed && leads && state.mode === 'secondary' && state.wipe_pending) this.resumeWipe();
+      const want = !this.closed && leads && state.mode === 'secondary' && state.primary !== null && !state.wipe_pending ? state.primary : null;
       if (this.runner && this.runner.link === want) return;
       if (this.runner && want && sameLink(this.runner.link, want)) {
         this.runner.link = want;
@@ -123,6 +127,15 @@ export class DrNodeRuntime implements DrRuntime {
       .then(() => { this.lastLive = { text, at: now }; })
       .catch(() => undefined)
       .finally(() => { this.writingLive = false; });
+  }
+
+  private resumeWipe(): void {
+    if (this.wiping) return;
+    this.wiping = this.options.dr.resumeWipe()
+      .catch((err: unknown) => this.options.logger.error('DR replication: could not wipe this secondary\'s own data; retrying', { err: (err as Error).message }))
+      .finally(() => {
+        this.wiping = null;
+      });
   }
 
   lastWal(): number {

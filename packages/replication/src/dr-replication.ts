@@ -270,14 +270,11 @@ export class DrReplication implements ReplicationRoles {
       await this.activate(material);
       const next: SecondaryState = {
         mode: 'secondary', cluster_id: material.primary.cluster_id, secondary_id: material.secondary_id, primary: material.primary,
-        demoted: false, merkle_sync_count: 0,
+        demoted: false, merkle_sync_count: 0, wipe_pending: true,
       };
-      // The role first, with no primary yet: the core stops serving before its data goes away
-      // under it, and the stream starts only once the wipe is over (a Merkle sync running
-      // meanwhile would fetch keys the wipe then deletes).
-      await this.write({ ...next, primary: null });
-      await this.wipe();
+      // The role first: the core stops serving before its data goes away under it.
       await this.write(next);
+      await this.wipeNow();
       this.logger.info('this cluster is now a DR secondary; its data is being replaced by the primary\'s', { secondary_id: material.secondary_id });
       return ['This cluster is now a DR secondary: its data was cleared and is being copied from the primary. From now on it unseals with the primary\'s keys.'];
     });
@@ -414,6 +411,20 @@ export class DrReplication implements ReplicationRoles {
   private requireRuntime(): DrRuntime {
     if (!this.runtime) throw new BadRequestError('replication is not running on this node');
     return this.runtime;
+  }
+
+  /** Finishes a wipe that an enable left pending (its node lost the lead or stopped midway). */
+  resumeWipe(): Promise<void> {
+    return this.serial(async () => {
+      if (this.state.mode === 'secondary' && this.state.wipe_pending) await this.wipeNow();
+    });
+  }
+
+  /** The wipe, then the role without the pending mark, which lets the stream start. */
+  private async wipeNow(): Promise<void> {
+    await this.wipe();
+    const s = this.state;
+    if (s.mode === 'secondary') await this.write({ ...s, wipe_pending: false });
   }
 
   /** Deletes every replicated key (all but this cluster's own), a Raft entry per batch. */

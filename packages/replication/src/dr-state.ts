@@ -72,6 +72,11 @@ export interface SecondaryState {
   demoted: boolean;
   /** Times this secondary left `stream-wals` for a Merkle sync. */
   merkle_sync_count: number;
+  /**
+   * Set from enable until this cluster's own data is wiped: the stream must not start before,
+   * or the wipe deletes keys the first Merkle sync already copied. A new leader finishes it.
+   */
+  wipe_pending?: boolean;
   /** The replication CA and signing key a demoted primary keeps, to use again if promoted back. */
   kept_primary?: Omit<PrimaryState, 'mode'>;
 }

@@ -158,6 +158,7 @@ export class SecondaryRunner {
       }
       this.lastRemoteWal = mark.last_wal ?? mark.index;
       this.live.state = 'stream-wals';
+      this.options.logger.info('DR secondary: streaming the primary\'s WALs', { from_index: mark.index + 1 });
       const outcome = await this.stream(client, address, mark);
       if (outcome === 'not-retained') {
         fellBehind = true;
@@ -228,6 +229,8 @@ export class SecondaryRunner {
     await this.options.merkle.caughtUp(this.options.applied());
     const diff = await client.merkleDiff(this.options.merkle.summary());
     const plan = this.options.merkle.plan(diff.leaves);
+    // A Merkle sync costs far more than streaming: operators want to see each one.
+    this.options.logger.info('DR secondary: Merkle sync with the primary', { fetch: plan.fetch.length, remove: plan.remove.length, last_wal: diff.lastWal });
     this.live.state = 'merkle-sync';
     for (let i = 0; i < plan.remove.length; i += SYNC_PAGE_KEYS) {
       await this.options.storage.txn(plan.remove.slice(i, i + SYNC_PAGE_KEYS).map((key): TxnOp => ({ type: 'delete', key })));
