@@ -34,7 +34,8 @@ it('starts following the primary only once the secondary\'s own data is wiped', 
   const seenWhenFollowing: string[][] = [];
   const runtime: DrRuntime = {
     stateChanged: (state: DrState) => {
-      if (state.mode === 'secondary' && state.primary) seenWhenFollowing.push(replicatedKeys(storage));
+      // The runtime streams from a primary only once no wipe is pending.
+      if (state.mode === 'secondary' && state.primary && !state.wipe_pending) seenWhenFollowing.push(replicatedKeys(storage));
     },
     lastWal: () => 0, secondaries: () => [], secondaryStatus: () => null, disconnect: () => {},
     activate: async () => {}, pickPrimary: async () => '',
