@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { api, launchTestCluster, until, type TestCluster } from './test-support/cluster-fixture';
 import { DR, drStatus, expect400, inSync, operationToken, stepsInOrder, writeLoad, writeSecret } from './test-support/dr-support';
 import type { NodeHandle } from '../cluster-launcher';
@@ -132,7 +134,13 @@ describe('DR replication, the reverse roles', () => {
     const next = await secondaryLeader();
     expect(next).not.toBe(leader);
     const { s } = await inSync(pAddr, async () => next.apiAddr, 'the new leader to catch up');
+    // It streamed on from the mark the old leader left in the cluster's Raft log: no Merkle sync.
     expect(s.merkle_sync_count).toBe(0);
+    const log = readFileSync(join(next.dir, 'server.log'), 'utf8');
+    const starts = log.split('\n').filter((l) => l.includes('streaming the primary')).map((l) => (JSON.parse(l) as { from_index: number }).from_index);
+    expect(starts.length).toBeGreaterThan(0);
+    expect(starts[0]).toBeGreaterThan(before.last_remote_wal);
+    expect(log).not.toMatch(/Merkle sync/);
 
     // The killed node comes back sealed, unseals with the primary's keys and catches up too.
     await secondary.cluster.restart(leader);
