@@ -69,6 +69,8 @@ const PROBE_TIMEOUT_MS = 5_000;
  * barrier (nothing in them is secret), so that the leader reads them whether sealed or not.
  */
 const AUTOPILOT_CONFIG_KEY = 'core/autopilot-configuration';
+/** Between two attempts of a sealed leader to hand off its lead. */
+const HAND_OFF_PAUSE_MS = 2_000;
 /** How long a joining node waits to hear from the leader before it gives up on the data arriving. */
 const JOIN_SILENCE_MS = 15_000;
 
@@ -127,6 +129,8 @@ export class ClusterNode implements ClusterControl {
   private readonly clock: Clock;
   private closed = false;
   private retryJoin: RetryJoin | null = null;
+  /** A sealed leader tries to hand off its lead at most this often. */
+  private handOffAfter = 0;
   /** Served beside Raft on every transport this node creates (addService). */
   private readonly services: ExtraService[] = [];
   /** Client CAs trusted beside the cluster's on the cluster listener (trustClientCas). */
@@ -713,15 +717,40 @@ export class ClusterNode implements ClusterControl {
       return;
     }
     this.autopilotRule.configure(await this.autopilotConfig(node));
+    if (this.core?.sealed !== false) {
+      await this.handOffLead(node);
+      return;
+    }
     const { promote } = this.assess(node.status());
-    // A sealed leader serves nobody; the membership waits for an active one.
-    if (promote === null || this.core?.sealed !== false) return;
+    if (promote === null) return;
     try {
       await node.promote(promote);
       this.options.logger.info('autopilot: promoted a member to voter: it stayed healthy for server_stabilization_time', { node_id: promote });
     } catch (err) {
       this.options.logger.debug('promotion deferred', { node_id: promote, err: (err as Error).message });
     }
+  }
+
+  /**
+   * A sealed leader serves nobody (an operator sealed it, it restarted, or it cannot open the
+   * keyring its data now needs): it hands the lead to a voter that said lately that it is
+   * unsealed, so that the cluster gets an active node without waiting for this one's keys.
+   */
+  private async handOffLead(node: RaftNode): Promise<void> {
+    const now = this.clock.now();
+    if (now < this.handOffAfter) return;
+    const status = node.status();
+    const within = this.autopilotDefaults.lastContactMs;
+    const target = status.conf.voters.find((id) => {
+      const echo = this.echoes.get(id);
+      return id !== status.id && echo !== undefined && !echo.sealed && now - echo.at <= within;
+    });
+    if (!target) return;
+    this.handOffAfter = now + HAND_OFF_PAUSE_MS;
+    this.options.logger.warn('this node leads but is sealed: handing the lead to an unsealed voter', { node_id: target });
+    await node.transferLeadership(target).catch((err: unknown) => {
+      this.options.logger.debug('the lead was not handed off', { node_id: target, err: (err as Error).message });
+    });
   }
 
   private async autopilotConfig(node: RaftNode): Promise<AutopilotConfig> {
