@@ -175,4 +175,22 @@ describe('DR replication, the reverse roles', () => {
     expect(missing).toEqual([]);
     expect(acknowledged.length).toBeGreaterThanOrEqual(300);
   });
+
+  step('keeps an active node after promotion when the active node dies', async () => {
+    // A node still unsealed with this cluster's old root key cannot serve the promoted data: if it
+    // wins the election it seals itself and hands the lead to one unsealed with the primary's keys.
+    const root = primary.cluster.rootToken;
+    const active = await secondary.cluster.waitActive(60_000);
+    await secondary.cluster.kill(active, 'SIGKILL');
+    const next = await until('another node to serve as active', 90_000, async () => {
+      for (const n of running()) {
+        if (n === active) continue;
+        const health = await api(n.apiAddr, 'GET', 'sys/health').catch(() => null);
+        if (health?.status === 200) return n;
+      }
+      return undefined;
+    }, 250);
+    const canary = await api(next.apiAddr, 'GET', 'secret/data/canary', { token: root });
+    expect(canary.json?.data?.data).toEqual({ value: 'before' });
+  });
 });
