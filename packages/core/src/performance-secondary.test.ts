@@ -29,12 +29,18 @@ interface Secondary {
   forwarded: ForwardedWrite[];
 }
 
+type Primary = CoreReply | ((request: ForwardedWrite) => Promise<CoreReply>);
+
 /** Makes the rig's cluster a performance secondary whose primary answers every forwarded write with `answer`. */
-function becomeSecondary(r: Rig, answer: CoreReply = { status: 204, body: null }, withForward = true): Secondary {
+function becomeSecondary(r: Rig, answer: Primary = { status: 204, body: null }, withForward = true): Secondary {
   const forwarded: ForwardedWrite[] = [];
+  const forwardWrite = async (request: ForwardedWrite) => {
+    forwarded.push(request);
+    return typeof answer === 'function' ? answer(request) : answer;
+  };
   const roles: ReplicationRoles = {
     drMode: () => 'disabled', performanceMode: () => 'secondary', servesOnDrSecondary: () => false,
-    ...(withForward ? { forwardWrite: async (request: ForwardedWrite) => { forwarded.push(request); return answer; } } : {}),
+    ...(withForward ? { forwardWrite } : {}),
   };
   r.core.replication = roles;
   return { forwarded };
@@ -49,7 +55,64 @@ async function setUp(): Promise<{ r: Rig; secretUuid: string }> {
   return { r, secretUuid };
 }
 
+/** An auth method that logs in whoever names themselves. */
+const nameAuth: EngineFactory = {
+  type: 'nameauth', kind: 'auth',
+  create: () => new Backend('nameauth', [definePath({
+    pattern: 'login',
+    unauthenticated: true,
+    fields: { name: { type: 'string', required: true } },
+    operations: { update: async (_req, f) => ({ login: { aliasName: f.string('name'), policies: ['reader'] } }) },
+  })]),
+};
+
+/**
+ * A primary over the same storage: it runs the forwarded write with the core as a primary, so
+ * what it writes is at once "streamed back" to the secondary.
+ */
+function sameStoragePrimary(r: Rig): (request: ForwardedWrite) => Promise<CoreReply> {
+  return async (request) => {
+    const roles = r.core.replication;
+    r.core.replication = null;
+    try {
+      return await r.core.handleForwarded(request);
+    } finally {
+      r.core.replication = roles;
+    }
+  };
+}
+
 describe('a performance secondary', () => {
+  it('has the primary register a first login\'s identity, and issues the token itself', async () => {
+    const r = await rig({ engines: [nameAuth] });
+    await r.ok('update', 'sys/auth/names', r.root, { type: 'nameauth' });
+    const s = becomeSecondary(r, sameStoragePrimary(r));
+    const first = (await r.ok('update', 'auth/names/login', undefined, { name: 'alice' })).body.auth;
+    expect(s.forwarded.map((f) => f.path)).toEqual(['identity/forwarded/login-alias']);
+    expect(first.entity_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await r.stored(first.client_token)).toBe(true);
+    expect(await r.works(first.client_token)).toBe(true);
+    const again = (await r.ok('update', 'auth/names/login', undefined, { name: 'alice' })).body.auth;
+    expect(again.entity_id).toBe(first.entity_id);
+    expect(s.forwarded).toHaveLength(1);
+  });
+
+  it('answers the primary\'s refusal of a login\'s identity', async () => {
+    const r = await rig({ engines: [nameAuth] });
+    await r.ok('update', 'sys/auth/names', r.root, { type: 'nameauth' });
+    becomeSecondary(r, { status: 400, body: { errors: ['no such mount accessor'] } });
+    const reply = await r.call('update', 'auth/names/login', undefined, { name: 'alice' });
+    expect(reply).toEqual({ status: 400, body: { errors: ['no such mount accessor'] } });
+  });
+
+  it('does not let a client register login identities on the primary', async () => {
+    const r = await rig();
+    const reply = await r.call('update', 'identity/forwarded/login-alias', r.root, {
+      mount_accessor: 'a', mount_type: 't', mount_path: 'auth/x/', alias_name: 'n',
+    });
+    expect(reply.status).toBe(403);
+  });
+
   it('forwards a write of replicated data with the request as the client sent it, storing nothing itself', async () => {
     const { r, secretUuid } = await setUp();
     const s = becomeSecondary(r, { status: 200, body: { data: { from: 'primary' } } });
