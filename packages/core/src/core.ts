@@ -9,7 +9,7 @@ import { Backend, type PathMatch } from './framework/backend';
 import type { EngineFactory } from './framework/engine';
 import type { BackendRequest, BackendResponse, Caller, MountSettings, Operation, PathDefinition } from './framework/types';
 import { createLogger, type Logger } from './logger';
-import { DATA_PREFIX, type MountEntry, type MountTable, type TableKind } from './mounts/mount-table';
+import { BUILTIN_TYPES, DATA_PREFIX, type MountEntry, type MountTable, type TableKind } from './mounts/mount-table';
 import { checkParameters } from './policy/acl';
 import type { PolicyStore } from './policy-store';
 import { NamespaceRegistry, type NamespaceView } from './namespaces/namespace-registry';
@@ -604,13 +604,17 @@ export class Core {
     });
   }
 
-  /** Runs every mount's background work once; one mount's failure does not stop the others. */
+  /**
+   * Runs every mount's background work once; one mount's failure does not stop the others. A
+   * performance secondary leaves replicated mounts' work to the primary, whose writes stream here.
+   */
   async runPeriodic(): Promise<void> {
     for (const view of this.namespaces.all()) {
       for (const [kind, table] of [['secret', view.mounts], ['auth', view.auths]] as const) {
         for (const entry of table.all()) {
           const backend = this.instances.get(entry.uuid);
           if (!backend || !this.ready) continue;
+          if (this.performanceSecondary && !entry.local && !BUILTIN_TYPES.has(entry.type)) continue;
           try {
             await backend.periodic(this.internalRequest(view, kind, entry, ''));
           } catch (err) {
