@@ -9,7 +9,7 @@ import { Backend, type PathMatch } from './framework/backend';
 import type { EngineFactory } from './framework/engine';
 import type { BackendRequest, BackendResponse, Caller, MountSettings, Operation, PathDefinition } from './framework/types';
 import { createLogger, type Logger } from './logger';
-import { DATA_PREFIX, type MountEntry, type MountTable, type TableKind } from './mounts/mount-table';
+import { BUILTIN_TYPES, DATA_PREFIX, type MountEntry, type MountTable, type TableKind } from './mounts/mount-table';
 import { checkParameters } from './policy/acl';
 import type { PolicyStore } from './policy-store';
 import { NamespaceRegistry, type NamespaceView } from './namespaces/namespace-registry';
@@ -36,6 +36,12 @@ import { describeChange, type LogicalChange } from './logical-change';
 import { ResponseWrapper } from './wrapping';
 import { ExpirationManager } from './expiration/expiration-manager';
 import type { LeaseEntry } from './expiration/lease-entry';
+import { scopeOf, type KeyScope } from './replication/key-scope';
+import { checkForwardable, FORWARDED_CALLER, SharedWriteRefused, writeScopes, type ForwardedWrite, type WriteScope } from './replication/forwarding';
+import { WriteGuard } from './storage/write-guard';
+import { AUDIT_TABLE_KEY } from './audit/broker';
+import { dataPrefix, NAMESPACE_RECORD_PREFIX } from './namespaces/namespace-registry';
+import { ROOT_POLICY_PREFIX } from './policy-store';
 
 /** Vault's defaults: 32 days for both the default and the maximum lease TTL. */
 export const SYSTEM_DEFAULT_TTL = 32 * 24 * 3600;
@@ -81,6 +87,11 @@ export interface ReplicationRoles {
   performanceMode(): 'disabled' | 'primary' | 'secondary';
   /** Whether a DR secondary serves `path` (its own endpoints); every other path is refused there. */
   servesOnDrSecondary(path: string): boolean;
+  /**
+   * Set on a performance secondary: a request whose handler tried to write a shared key is
+   * handed here (nothing of that write was stored) and its answer is the client's.
+   */
+  forwardWrite?(request: ForwardedWrite): Promise<CoreReply>;
 }
 
 /** Paths every DR secondary serves, besides the replication package's own. */
@@ -196,6 +207,14 @@ export class Core {
   private periodicRun: Promise<void> | null = null;
   private readonly services: BackgroundService[];
   private autoUnsealLoop: AutoUnsealLoop | null = null;
+  /**
+   * UUIDs of the mounts enabled with `local`, brought up to date on the first use after a table
+   * changed. A disabled mount's UUID stays: its data is deleted after its entry, and stays local.
+   */
+  private readonly localMounts = new Set<string>();
+  private localMountsStale = true;
+  /** `sharedChanged` reloads run one at a time, in order. */
+  private reloads: Promise<void> = Promise.resolve();
 
   constructor(options: CoreOptions) {
     this.clock = options.clock ?? systemClock;
@@ -203,10 +222,12 @@ export class Core {
     const physical = new CachedStorage(options.storage);
     this.physical = physical;
     options.commits?.subscribe((changes) => this.forgetChanged(changes));
-    this.barrier = new Barrier(physical);
+    this.barrier = new Barrier(new WriteGuard(physical, (keys) => this.guardWrite(keys)));
     this.seal = new SealManager(physical, this.barrier, this.clock, options.seals ?? {});
     this.tokens = new TokenStore(this.barrier, this.clock, this.logger);
-    this.namespaces = new NamespaceRegistry(this.barrier);
+    this.namespaces = new NamespaceRegistry(this.barrier, () => {
+      this.localMountsStale = true;
+    });
     this.audit = new AuditBroker({ storage: this.barrier, logger: this.logger, clock: this.clock });
     this.identity = new IdentityStore(new PrefixedStorage(this.barrier, 'sys/identity/'), {
       clock: this.clock,
@@ -583,13 +604,17 @@ export class Core {
     });
   }
 
-  /** Runs every mount's background work once; one mount's failure does not stop the others. */
+  /**
+   * Runs every mount's background work once; one mount's failure does not stop the others. A
+   * performance secondary leaves replicated mounts' work to the primary, whose writes stream here.
+   */
   async runPeriodic(): Promise<void> {
     for (const view of this.namespaces.all()) {
       for (const [kind, table] of [['secret', view.mounts], ['auth', view.auths]] as const) {
         for (const entry of table.all()) {
           const backend = this.instances.get(entry.uuid);
           if (!backend || !this.ready) continue;
+          if (this.performanceSecondary && !entry.local && !BUILTIN_TYPES.has(entry.type)) continue;
           try {
             await backend.periodic(this.internalRequest(view, kind, entry, ''));
           } catch (err) {
@@ -616,6 +641,85 @@ export class Core {
     return { entry, kind: 'secret', backend, apiPath: entry.path, relative: path.slice(entry.path.length) };
   }
 
+  // ---- performance replication ----------------------------------------------------------
+
+  /**
+   * Whether a performance secondary gets `key` (shared) or each cluster keeps its own (local:
+   * tokens, leases, cubbyholes, local mounts' table entries and data).
+   */
+  replicationScope(key: string): KeyScope {
+    if (this.localMountsStale) {
+      this.localMountsStale = false;
+      for (const view of this.namespaces.all()) {
+        for (const table of [view.mounts, view.auths]) for (const e of table.all()) if (e.local) this.localMounts.add(e.uuid);
+      }
+    }
+    return scopeOf(key, this.localMounts);
+  }
+
+  private get performanceSecondary(): boolean {
+    return this.replication?.performanceMode() === 'secondary';
+  }
+
+  /** On a performance secondary only the primary writes shared keys; a write holding one stores nothing. */
+  private guardWrite(keys: readonly string[]): void {
+    if (!this.performanceSecondary) return;
+    const shared = keys.find((k) => this.replicationScope(k).scope === 'shared');
+    if (shared === undefined) return;
+    const scope = writeScopes.getStore();
+    if (scope) scope.refused = true;
+    throw new SharedWriteRefused(shared);
+  }
+
+  /**
+   * On a performance secondary: the replication stream changed these shared keys below the
+   * cache. Forgets them and brings what is held in memory up to date (namespaces, mount tables
+   * and their backends, policies, the audit table) without ceasing to serve.
+   */
+  sharedChanged(keys: readonly string[]): Promise<void> {
+    this.physical.invalidate(keys);
+    const run = this.reloads.then(() => this.reloadShared(keys));
+    this.reloads = run.catch(() => undefined);
+    return run;
+  }
+
+  private async reloadShared(keys: readonly string[]): Promise<void> {
+    if (!this.ready || keys.length === 0) return;
+    // A namespace's tables that arrive before its record are read with the record.
+    const tableKeys = new Set<string>();
+    for (const view of this.namespaces.all()) {
+      for (const table of [view.mounts, view.auths]) tableKeys.add(table.storageKeys.shared);
+    }
+    if (keys.some((k) => k.startsWith(NAMESPACE_RECORD_PREFIX) || tableKeys.has(k))) {
+      await this.namespaces.reload();
+      this.syncInstances();
+    }
+    for (const view of this.namespaces.all()) {
+      const prefix = view.isRoot ? ROOT_POLICY_PREFIX : `${dataPrefix(view.id)}policy/`;
+      if (keys.some((k) => k.startsWith(prefix))) view.policies.clear();
+    }
+    if (keys.includes(AUDIT_TABLE_KEY)) await this.audit.load();
+  }
+
+  /** Backends for mounts that appeared, none for those gone; existing ones keep running. */
+  private syncInstances(): void {
+    const live = new Set<string>();
+    for (const view of this.namespaces.all()) {
+      for (const [kind, table] of [['secret', view.mounts], ['auth', view.auths]] as const) {
+        for (const entry of table.all()) {
+          live.add(entry.uuid);
+          if (this.instances.has(entry.uuid)) continue;
+          try {
+            this.instantiate(kind, entry);
+          } catch (err) {
+            this.logger.error('a replicated mount could not be started', { mount: view.path + entry.path, err: (err as Error).message });
+          }
+        }
+      }
+    }
+    for (const uuid of [...this.instances.keys()]) if (!live.has(uuid)) this.instances.delete(uuid);
+  }
+
   // ---- requests -------------------------------------------------------------------------
 
   /** A DR secondary serves nothing but its own endpoints until it is promoted. */
@@ -623,7 +727,37 @@ export class Core {
     return this.replication?.drMode() === 'secondary';
   }
 
-  async handle(request: CoreRequest): Promise<CoreReply> {
+  handle(request: CoreRequest): Promise<CoreReply> {
+    return this.serve(request, false);
+  }
+
+  /**
+   * On a performance primary: runs a write a performance secondary forwarded, on its behalf and
+   * without a token (the secondary authorized it with its own tokens and ACL).
+   */
+  handleForwarded(request: ForwardedWrite): Promise<CoreReply> {
+    const path = request.path.replace(/^\/+/, '');
+    checkForwardable(path);
+    return this.serve({
+      operation: request.operation, path, data: request.data,
+      headers: request.namespace ? { 'x-vault-namespace': request.namespace } : {},
+      ...(request.remoteAddress ? { remoteAddress: request.remoteAddress } : {}),
+    }, true);
+  }
+
+  /** What a performance secondary sends its primary for a request that wrote shared keys. */
+  private async forward(request: CoreRequest, path: string): Promise<CoreReply> {
+    const forwardWrite = this.replication?.forwardWrite?.bind(this.replication);
+    if (!forwardWrite) throw new SharedWriteRefused(path);
+    const namespace = request.headers?.['x-vault-namespace'];
+    return forwardWrite({
+      operation: request.operation, path, data: request.data,
+      ...(namespace ? { namespace } : {}), ...(request.remoteAddress ? { remoteAddress: request.remoteAddress } : {}),
+    });
+  }
+
+  /** The request pipeline; a `forwarded` request runs as the internal caller, past token and ACL. */
+  private async serve(request: CoreRequest, forwarded: boolean): Promise<CoreReply> {
     const fullPath = request.path.replace(/^\/+/, '');
     if (this.drSecondary && !DR_SECONDARY_PATHS.has(fullPath) && !this.replication?.servesOnDrSecondary(fullPath)) {
       throw new BadRequestError(`path disabled in replication DR secondary mode: ${fullPath}`);
@@ -642,18 +776,18 @@ export class Core {
     const { view, rest: path } = this.namespaces.resolve(header, fullPath);
     const routed = this.route(view, path);
     if (!routed) {
-      await this.requirePermitted(request, view, path, op);
+      if (!forwarded) await this.requirePermitted(request, view, path, op);
       throw new NotFoundError(`no handler for route "${fullPath}": no mount serves this path`);
     }
     const { backend, entry, kind } = routed;
     // System paths take a trailing slash on writes (the vault CLI enables mounts that way).
     if ((op === 'update' || op === 'create' || op === 'patch') && path.endsWith('/') && entry.type !== 'system') {
-      await this.requirePermitted(request, view, path, op);
+      if (!forwarded) await this.requirePermitted(request, view, path, op);
       throw new BadRequestError("cannot write to a path ending in '/'");
     }
     const match = backend.match(routed.relative);
     if (!match) {
-      await this.requirePermitted(request, view, path, op);
+      if (!forwarded) await this.requirePermitted(request, view, path, op);
       throw new NotFoundError(`unsupported path: ${path}`);
     }
     if (!view.isRoot && backend.isRestricted(match)) {
@@ -675,7 +809,7 @@ export class Core {
     };
     if (op === 'update' || op === 'create') req.operation = await backend.resolveWrite(match, req);
     if (!backend.supports(match, req.operation)) {
-      if (!backend.isUnauthenticated(match, req.operation)) await this.requirePermitted(request, view, path, req.operation);
+      if (!forwarded && !backend.isUnauthenticated(match, req.operation)) await this.requirePermitted(request, view, path, req.operation);
       throw new UnsupportedOperationError();
     }
 
@@ -689,7 +823,9 @@ export class Core {
         nonHmacKeys: entry.config.audit_non_hmac_request_keys,
       },
     };
-    if (!backend.isUnauthenticated(match, req.operation)) {
+    if (forwarded) {
+      req.caller = FORWARDED_CALLER;
+    } else if (!backend.isUnauthenticated(match, req.operation)) {
       try {
         const { caller, token } = await this.authorize(request, view, path, req, backend, match);
         req.caller = caller;
@@ -704,14 +840,17 @@ export class Core {
     await audit?.logRequest(auditInput);
     // Only the built-in backends see the raw token: they look tokens up and check ACLs themselves.
     if ((entry.type === 'token' || entry.type === 'system') && request.token) req.clientToken = request.token;
-    let resp: BackendResponse | null = null;
-    let reply: CoreReply;
-    let leaseId: string | undefined;
-    try {
-      resp = await backend.execute(match, req);
+    // On a performance secondary a write of shared keys is refused by the storage and the
+    // request goes to the primary instead, after this node authorized it.
+    const scope: WriteScope = { refused: false };
+    const out: { resp: BackendResponse | null; leaseId?: string } = { resp: null };
+    const run = async (): Promise<CoreReply> => {
+      let resp = await backend.execute(match, req);
+      out.resp = resp;
       if (resp?.login && kind === 'auth') {
         const { auth, warnings } = await issueLoginToken(this, view, entry, req, resp.login);
         resp = { ...resp, auth, warnings: [...(resp.warnings ?? []), ...warnings] };
+        out.resp = resp;
       }
       let lease;
       if (resp?.secret) {
@@ -719,20 +858,34 @@ export class Core {
           req, secret: resp.secret, mountApiPath: view.path + routed.apiPath, mountKind: kind, tokenHash: req.caller?.tokenHash ?? '',
         });
         lease = { leaseId: registered.leaseId, renewable: registered.renewable, duration: Math.round((registered.expireTime - registered.issueTime) / 1000) };
-        leaseId = lease.leaseId;
+        out.leaseId = lease.leaseId;
       }
-      reply = buildEnvelope(req, resp, entry.type, lease);
-      if (request.wrapTtl && resp && !resp.raw && reply.status === 200) {
-        reply = await this.wrapping.wrap(reply, fullPath, request.wrapTtl, resp.auth?.accessor);
+      return buildEnvelope(req, resp, entry.type, lease);
+    };
+    let reply: CoreReply | null = null;
+    try {
+      try {
+        reply = !forwarded && this.performanceSecondary ? await writeScopes.run(scope, run) : await run();
+      } catch (err) {
+        if (!scope.refused) throw err;
+      }
+      if (scope.refused || !reply) {
+        out.resp = null;
+        delete out.leaseId;
+        reply = await this.forward(request, fullPath);
+      }
+      const wrappable = scope.refused || (out.resp !== null && !out.resp.raw);
+      if (request.wrapTtl && wrappable && reply.status === 200) {
+        reply = await this.wrapping.wrap(reply, fullPath, request.wrapTtl, out.resp?.auth?.accessor);
       }
     } catch (err) {
-      await audit?.logResponse({ ...auditInput, response: auditResponseOf(resp), error: auditErrorOf(err) });
+      await audit?.logResponse({ ...auditInput, response: auditResponseOf(out.resp), error: auditErrorOf(err) });
       throw err;
     }
     await audit?.logResponse({
       ...auditInput,
       response: {
-        ...auditResponseOf(resp, { status: reply.status, leaseId, wrapInfo: request.wrapTtl ? auditWrapInfoOf(reply.body) : null }),
+        ...auditResponseOf(out.resp, { status: reply.status, leaseId: out.leaseId, wrapInfo: request.wrapTtl ? auditWrapInfoOf(reply.body) : null }),
         nonHmacKeys: entry.config.audit_non_hmac_response_keys,
       },
     });

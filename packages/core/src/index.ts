@@ -36,6 +36,8 @@ export type { TransitSealOptions } from './seal/transit-seal';
 export { Core, PERIODIC_INTERVAL_MS, SYSTEM_DEFAULT_TTL, SYSTEM_MAX_TTL, VERSION } from './core';
 export type { BackgroundService, CoreExtension, CoreOptions, CoreReply, CoreRequest, HaHooks, LeaderInfo, ReplicationRoles } from './core';
 export type { MountConfig, MountEntry } from './mounts/mount-table';
+export type { KeyScope } from './replication/key-scope';
+export type { ForwardedWrite } from './replication/forwarding';
 export { ACL, DEFAULT_POLICY_TEXT, parsePolicy } from './policy';
 export type { Capability, Policy } from './policy';
 export type { TokenEntry } from './token/token-entry';

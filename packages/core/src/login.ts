@@ -1,11 +1,47 @@
 import type { Core } from './core';
-import { PermissionDeniedError } from './errors';
+import { PermissionDeniedError, StandbyError, StrongroomError } from './errors';
+import type { LoginAliasInput, LoginAliasResult } from './identity/identity-store';
+import { writeScopes } from './replication/forwarding';
 import type { AuthResult, BackendRequest, LoginResult } from './framework/types';
 import type { MountEntry } from './mounts/mount-table';
 import type { NamespaceView } from './namespaces/namespace-registry';
 import { normalizePolicyName } from './policy/policy';
 import { parseCidrs } from './token/cidr';
 import { authOf } from './token/token-create';
+
+/**
+ * The caller's entity and alias. A performance secondary cannot write them (the primary owns
+ * identity), but the token must be its own: so only the alias is registered on the primary,
+ * which answers once it has streamed back, and the login goes on here.
+ */
+async function loginIdentity(core: Core, input: LoginAliasInput): Promise<LoginAliasResult> {
+  const scope = writeScopes.getStore();
+  const forwardWrite = core.replication?.forwardWrite?.bind(core.replication);
+  if (!scope || scope.refused || !forwardWrite) return core.identity.loginAlias(input);
+  try {
+    return await core.identity.loginAlias(input);
+  } catch (err) {
+    if (!scope.refused) throw err;
+  }
+  scope.refused = false;
+  const reply = await forwardWrite({
+    operation: 'update', path: 'identity/forwarded/login-alias',
+    data: { mount_accessor: input.mountAccessor, mount_type: input.mountType, mount_path: input.mountPath, alias_name: input.aliasName, metadata: input.metadata ?? {} },
+  });
+  if (reply.status >= 300) throw new StrongroomError('forwarded', reply.status, errorsOf(reply.body));
+  try {
+    return await core.identity.loginAlias(input);
+  } catch (err) {
+    if (!scope.refused) throw err;
+    scope.refused = false;
+    throw new StandbyError('the primary registered this login\'s identity, but it has not reached this cluster yet; retry shortly');
+  }
+}
+
+function errorsOf(body: unknown): string {
+  const errors = (body as { errors?: unknown } | null)?.errors;
+  return Array.isArray(errors) ? errors.join('; ') : 'the primary refused the login\'s identity';
+}
 
 /**
  * Turns an auth method's login into an identity and a token: finds or creates the entity and
@@ -16,7 +52,7 @@ export async function issueLoginToken(
   core: Core, view: NamespaceView, entry: MountEntry, req: BackendRequest, login: LoginResult,
 ): Promise<{ auth: AuthResult; warnings: string[] }> {
   const metadata = login.metadata ?? {};
-  const identity = await core.identity.loginAlias({
+  const identity = await loginIdentity(core, {
     mountAccessor: entry.accessor, mountType: entry.type, mountPath: `auth/${entry.path}`, aliasName: login.aliasName,
     metadata: login.aliasMetadata ?? metadata,
   });

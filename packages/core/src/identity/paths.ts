@@ -1,4 +1,5 @@
-import { BadRequestError } from '../errors';
+import { BadRequestError, PermissionDeniedError } from '../errors';
+import { FORWARDED_CALLER } from '../replication/forwarding';
 import type { FieldData, FieldSchemas } from '../framework/fields';
 import { definePath, type BackendResponse, type PathDefinition } from '../framework/types';
 import type { Entity, EntityAlias, EntityUpsert, IdentityStore } from './identity-store';
@@ -131,6 +132,27 @@ async function upsert(store: IdentityStore, input: EntityUpsert): Promise<Backen
 /** The `identity/` backend's path table, over the store core builds at unseal. */
 export function identityPaths(store: IdentityStore): PathDefinition[] {
   return [
+    // A performance secondary's first login of a caller: the primary makes the entity and alias,
+    // which stream back to the secondary; its token stays on the secondary.
+    definePath({
+      pattern: 'forwarded/login-alias',
+      fields: {
+        mount_accessor: { type: 'string', required: true }, mount_type: { type: 'string', required: true },
+        mount_path: { type: 'string', required: true }, alias_name: { type: 'string', required: true }, metadata: { type: 'map' },
+      },
+      operations: {
+        update: async (req, f) => {
+          if (req.caller !== FORWARDED_CALLER) throw new PermissionDeniedError();
+          const metadata = f.map('metadata');
+          const result = await store.loginAlias({
+            mountAccessor: f.string('mount_accessor'), mountType: f.string('mount_type'), mountPath: f.string('mount_path'),
+            aliasName: f.string('alias_name'), ...(metadata ? { metadata: metadata as Record<string, string> } : {}),
+          });
+          return { data: { entity_id: result.entityId } };
+        },
+      },
+      help: 'Register the entity and alias of a login made on a performance secondary (forwarded writes only).',
+    }),
     definePath({
       pattern: 'entity',
       fields: { ...ENTITY_FIELDS, ...ID_FIELD },

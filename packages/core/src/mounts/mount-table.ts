@@ -30,7 +30,11 @@ export interface MountEntry {
 
 export type TableKind = 'secret' | 'auth';
 
-const TABLE_KEYS: Record<TableKind, string> = { secret: 'core/mounts', auth: 'core/auth' };
+/** The root namespace's tables: shared ones, and local ones that each replicated cluster keeps for itself. */
+export const TABLE_KEYS: Record<TableKind, { shared: string; local: string }> = {
+  secret: { shared: 'core/mounts', local: 'core/local-mounts' },
+  auth: { shared: 'core/auth', local: 'core/local-auth' },
+};
 /** Where each table's mounts keep their data, under the mount's UUID. */
 export const DATA_PREFIX: Record<TableKind, string> = { secret: 'logical/', auth: 'auth/' };
 
@@ -57,7 +61,25 @@ export function newAccessor(type: string): string {
   return `${type.replace(/[^a-z0-9-]/gi, '')}_${randomBytes(4).toString('hex')}`;
 }
 
-/** One table of mounts (secret engines, or auth methods), persisted through the barrier. */
+/**
+ * Longest path first so `find` returns the most specific mount. Stored tables keep this order
+ * too, so that a table compares equal to what was read when its entries did not change.
+ */
+function bySpecificity(entries: MountEntry[]): MountEntry[] {
+  return [...entries].sort((a, b) => b.path.length - a.path.length || a.path.localeCompare(b.path));
+}
+
+/** Where a table keeps its entries: shared ones, and those of mounts enabled with `local`. */
+export interface TableKeys {
+  shared: string;
+  local: string;
+}
+
+/**
+ * One table of mounts (secret engines, or auth methods), persisted through the barrier. Mounts
+ * enabled with `local` are stored apart so that replication can send the shared table without
+ * them; the two are one table to everything else.
+ */
 export class MountTable {
   private entries: MountEntry[] = [];
   /**
@@ -66,29 +88,50 @@ export class MountTable {
    * later write would drop the earlier change.
    */
   private queue: Promise<unknown> = Promise.resolve();
+  /** What each stored table holds, so a change writes only the table it changed. */
+  private stored = { shared: '[]', local: '[]' };
 
-  private readonly storageKey: string;
+  private readonly keys: TableKeys;
 
-  /** `storageKey` defaults to the root namespace's table; other namespaces keep their own. */
-  constructor(readonly kind: TableKind, private readonly barrier: Barrier, storageKey?: string) {
-    this.storageKey = storageKey ?? TABLE_KEYS[kind];
+  /** `keys` default to the root namespace's tables; other namespaces keep their own. */
+  constructor(readonly kind: TableKind, private readonly barrier: Barrier, keys?: TableKeys, private readonly changed: () => void = () => {}) {
+    this.keys = keys ?? TABLE_KEYS[kind];
   }
 
-  async load(): Promise<void> {
-    const raw = await this.barrier.get(this.storageKey);
-    this.entries = raw ? (JSON.parse(raw.toString('utf8')) as MountEntry[]) : [];
-    this.sort();
+  get storageKeys(): TableKeys {
+    return this.keys;
   }
 
-  private sort(): void {
-    // Longest path first so `find` returns the most specific mount.
-    this.entries.sort((a, b) => b.path.length - a.path.length || a.path.localeCompare(b.path));
+  /** Reads both tables; also rereads them while serving, after they changed underneath. */
+  load(): Promise<void> {
+    return this.exclusive(async () => {
+      const read = async (key: string) => {
+        const raw = await this.barrier.get(key);
+        return raw ? bySpecificity(JSON.parse(raw.toString('utf8')) as MountEntry[]) : [];
+      };
+      const shared = await read(this.keys.shared);
+      const local = await read(this.keys.local);
+      this.stored = { shared: JSON.stringify(shared), local: JSON.stringify(local) };
+      this.entries = bySpecificity([...shared, ...local]);
+      this.changed();
+    });
   }
 
-  private async persist(next: MountEntry[]): Promise<void> {
-    await this.barrier.put(this.storageKey, Buffer.from(JSON.stringify(next)));
+  /**
+   * Writes the tables this change touched. A local entry found in the shared table (stored
+   * before local tables existed) moves to the local one with the first change.
+   */
+  private async persist(unsorted: MountEntry[]): Promise<void> {
+    const next = bySpecificity(unsorted);
+    const shared = JSON.stringify(next.filter((e) => !e.local));
+    const local = JSON.stringify(next.filter((e) => e.local));
+    const ops = [];
+    if (local !== this.stored.local) ops.push({ type: 'put' as const, key: this.keys.local, value: Buffer.from(local) });
+    if (shared !== this.stored.shared) ops.push({ type: 'put' as const, key: this.keys.shared, value: Buffer.from(shared) });
+    if (ops.length > 0) await this.barrier.txn(ops);
+    this.stored = { shared, local };
     this.entries = next;
-    this.sort();
+    this.changed();
   }
 
   all(): MountEntry[] {
@@ -158,5 +201,7 @@ export class MountTable {
 
   clear(): void {
     this.entries = [];
+    this.stored = { shared: '[]', local: '[]' };
+    this.changed();
   }
 }

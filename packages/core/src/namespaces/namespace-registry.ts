@@ -21,11 +21,12 @@ export class NamespaceView {
   readonly auths: MountTable;
   readonly policies: PolicyStore;
 
-  constructor(readonly info: NamespaceInfo, barrier: Barrier) {
+  constructor(readonly info: NamespaceInfo, barrier: Barrier, tablesChanged?: () => void) {
     const root = info.id === ROOT_NAMESPACE_ID;
+    const prefix = dataPrefix(info.id);
     // The root namespace keeps the storage keys it had before namespaces existed.
-    this.mounts = new MountTable('secret', barrier, root ? undefined : `${dataPrefix(info.id)}mounts`);
-    this.auths = new MountTable('auth', barrier, root ? undefined : `${dataPrefix(info.id)}auth`);
+    this.mounts = new MountTable('secret', barrier, root ? undefined : { shared: `${prefix}mounts`, local: `${prefix}local-mounts` }, tablesChanged);
+    this.auths = new MountTable('auth', barrier, root ? undefined : { shared: `${prefix}auth`, local: `${prefix}local-auth` }, tablesChanged);
     this.policies = root ? new PolicyStore(barrier) : new PolicyStore(barrier, `${dataPrefix(info.id)}policy/`);
   }
 
@@ -53,12 +54,13 @@ export class NamespaceView {
   }
 }
 
-const RECORD_PREFIX = 'sys/namespaces/';
+export const NAMESPACE_RECORD_PREFIX = 'sys/namespaces/';
+const RECORD_PREFIX = NAMESPACE_RECORD_PREFIX;
 const NAME = /^[A-Za-z0-9_.-]+$/;
 /** Names that would be read as something else at the start of a path. */
 const RESERVED_NAMES = new Set(['root', 'sys', 'auth', 'identity', 'cubbyhole', '.', '..']);
 
-function dataPrefix(id: string): string {
+export function dataPrefix(id: string): string {
   return `core/namespaces/${id}/`;
 }
 
@@ -77,8 +79,9 @@ export class NamespaceRegistry {
   private readonly byPath = new Map<string, NamespaceView>();
   private readonly byIdMap = new Map<string, NamespaceView>();
 
-  constructor(private readonly barrier: Barrier) {
-    this.root = new NamespaceView({ id: ROOT_NAMESPACE_ID, path: '', customMetadata: {} }, barrier);
+  /** `tablesChanged` hears of every change to any namespace's mount tables (loads included). */
+  constructor(private readonly barrier: Barrier, private readonly tablesChanged?: () => void) {
+    this.root = new NamespaceView({ id: ROOT_NAMESPACE_ID, path: '', customMetadata: {} }, barrier, tablesChanged);
     this.index(this.root);
   }
 
@@ -93,10 +96,42 @@ export class NamespaceRegistry {
     for (const id of await this.barrier.list(RECORD_PREFIX)) {
       const raw = await this.barrier.get(RECORD_PREFIX + id);
       if (!raw) continue;
-      const view = new NamespaceView(JSON.parse(raw.toString('utf8')) as NamespaceInfo, this.barrier);
+      const view = new NamespaceView(JSON.parse(raw.toString('utf8')) as NamespaceInfo, this.barrier, this.tablesChanged);
       await view.load();
       this.index(view);
     }
+  }
+
+  /**
+   * Rereads the records and every table while serving, after storage changed underneath (a
+   * replication stream): views that still exist are kept and reloaded, new ones added, gone
+   * ones dropped. Answers the views that were dropped.
+   */
+  async reload(): Promise<NamespaceView[]> {
+    const ids = new Set(await this.barrier.list(RECORD_PREFIX));
+    const dropped: NamespaceView[] = [];
+    for (const view of this.all()) {
+      if (view.isRoot || ids.has(view.id)) continue;
+      this.byPath.delete(view.path);
+      this.byIdMap.delete(view.id);
+      view.clear();
+      dropped.push(view);
+    }
+    await this.root.load();
+    for (const id of ids) {
+      const raw = await this.barrier.get(RECORD_PREFIX + id);
+      if (!raw) continue;
+      const info = JSON.parse(raw.toString('utf8')) as NamespaceInfo;
+      let view = this.byIdMap.get(id);
+      if (view) {
+        view.info.customMetadata = info.customMetadata;
+      } else {
+        view = new NamespaceView(info, this.barrier, this.tablesChanged);
+        this.index(view);
+      }
+      await view.load();
+    }
+    return dropped;
   }
 
   clear(): void {
@@ -159,7 +194,7 @@ export class NamespaceRegistry {
     if (this.byPath.has(path)) throw new BadRequestError(`namespace "${path}" already exists`);
     let id = randomBase62(5);
     while (this.byIdMap.has(id)) id = randomBase62(5);
-    const view = new NamespaceView({ id, path, customMetadata }, this.barrier);
+    const view = new NamespaceView({ id, path, customMetadata }, this.barrier, this.tablesChanged);
     await view.load();
     await setup(view);
     await this.barrier.put(RECORD_PREFIX + id, Buffer.from(JSON.stringify(view.info)));

@@ -31,4 +31,14 @@ describe('background work of mounts', () => {
     await r.clock.advance(5 * PERIODIC_INTERVAL_MS);
     expect(runs).toHaveLength(6);
   });
+
+  it('on a performance secondary runs only local mounts\' work, leaving replicated ones to the primary', async () => {
+    const { engine, runs } = countingEngine();
+    const r = await rig({ engines: [engine] });
+    await r.ok('update', 'sys/mounts/shared', r.root, { type: 'counting' });
+    await r.ok('update', 'sys/mounts/mine', r.root, { type: 'counting', local: true });
+    r.core.replication = { drMode: () => 'disabled', performanceMode: () => 'secondary', servesOnDrSecondary: () => false };
+    await r.clock.advance(PERIODIC_INTERVAL_MS);
+    expect(runs).toEqual(['mine/']);
+  });
 });

@@ -1,0 +1,201 @@
+import type { CoreReply, ReplicationRoles } from './core';
+import { Backend } from './framework/backend';
+import type { EngineFactory } from './framework/engine';
+import { definePath } from './framework/types';
+import type { ForwardedWrite } from './replication/forwarding';
+import { storeEngine } from './test-support/store-engine';
+import { data, rig, type Rig } from './testing';
+
+/** An engine whose writes hide a storage failure from the core, as a careless plugin might. */
+const swallowingEngine: EngineFactory = {
+  kind: 'secret', type: 'swallow',
+  create: () => new Backend('swallow', [definePath({
+    pattern: '(?<path>.*)',
+    arbitraryFields: true,
+    operations: {
+      async update(req, f) {
+        try {
+          await req.storage.put(f.string('path'), Buffer.from('x'));
+        } catch {
+          return { data: { stored: false } };
+        }
+        return { data: { stored: true } };
+      },
+    },
+  })]),
+};
+
+interface Secondary {
+  forwarded: ForwardedWrite[];
+}
+
+type Primary = CoreReply | ((request: ForwardedWrite) => Promise<CoreReply>);
+
+/** Makes the rig's cluster a performance secondary whose primary answers every forwarded write with `answer`. */
+function becomeSecondary(r: Rig, answer: Primary = { status: 204, body: null }, withForward = true): Secondary {
+  const forwarded: ForwardedWrite[] = [];
+  const forwardWrite = async (request: ForwardedWrite) => {
+    forwarded.push(request);
+    return typeof answer === 'function' ? answer(request) : answer;
+  };
+  const roles: ReplicationRoles = {
+    drMode: () => 'disabled', performanceMode: () => 'secondary', servesOnDrSecondary: () => false,
+    ...(withForward ? { forwardWrite } : {}),
+  };
+  r.core.replication = roles;
+  return { forwarded };
+}
+
+async function setUp(): Promise<{ r: Rig; secretUuid: string }> {
+  const r = await rig({ engines: [storeEngine('kv'), swallowingEngine] });
+  await r.ok('update', 'sys/mounts/secret', r.root, { type: 'kv' });
+  await r.ok('update', 'sys/mounts/here', r.root, { type: 'kv', local: true });
+  await r.ok('update', 'secret/old', r.root, { v: 'before' });
+  const secretUuid = (data(await r.ok('read', 'sys/mounts/secret', r.root)) as { uuid: string }).uuid;
+  return { r, secretUuid };
+}
+
+/** An auth method that logs in whoever names themselves. */
+const nameAuth: EngineFactory = {
+  type: 'nameauth', kind: 'auth',
+  create: () => new Backend('nameauth', [definePath({
+    pattern: 'login',
+    unauthenticated: true,
+    fields: { name: { type: 'string', required: true } },
+    operations: { update: async (_req, f) => ({ login: { aliasName: f.string('name'), policies: ['reader'] } }) },
+  })]),
+};
+
+/**
+ * A primary over the same storage: it runs the forwarded write with the core as a primary, so
+ * what it writes is at once "streamed back" to the secondary.
+ */
+function sameStoragePrimary(r: Rig): (request: ForwardedWrite) => Promise<CoreReply> {
+  return async (request) => {
+    const roles = r.core.replication;
+    r.core.replication = null;
+    try {
+      return await r.core.handleForwarded(request);
+    } finally {
+      r.core.replication = roles;
+    }
+  };
+}
+
+describe('a performance secondary', () => {
+  it('has the primary register a first login\'s identity, and issues the token itself', async () => {
+    const r = await rig({ engines: [nameAuth] });
+    await r.ok('update', 'sys/auth/names', r.root, { type: 'nameauth' });
+    const s = becomeSecondary(r, sameStoragePrimary(r));
+    const first = (await r.ok('update', 'auth/names/login', undefined, { name: 'alice' })).body.auth;
+    expect(s.forwarded.map((f) => f.path)).toEqual(['identity/forwarded/login-alias']);
+    expect(first.entity_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await r.stored(first.client_token)).toBe(true);
+    expect(await r.works(first.client_token)).toBe(true);
+    const again = (await r.ok('update', 'auth/names/login', undefined, { name: 'alice' })).body.auth;
+    expect(again.entity_id).toBe(first.entity_id);
+    expect(s.forwarded).toHaveLength(1);
+  });
+
+  it('answers the primary\'s refusal of a login\'s identity', async () => {
+    const r = await rig({ engines: [nameAuth] });
+    await r.ok('update', 'sys/auth/names', r.root, { type: 'nameauth' });
+    becomeSecondary(r, { status: 400, body: { errors: ['no such mount accessor'] } });
+    const reply = await r.call('update', 'auth/names/login', undefined, { name: 'alice' });
+    expect(reply).toEqual({ status: 400, body: { errors: ['no such mount accessor'] } });
+  });
+
+  it('does not let a client register login identities on the primary', async () => {
+    const r = await rig();
+    const reply = await r.call('update', 'identity/forwarded/login-alias', r.root, {
+      mount_accessor: 'a', mount_type: 't', mount_path: 'auth/x/', alias_name: 'n',
+    });
+    expect(reply.status).toBe(403);
+  });
+
+  it('forwards a write of replicated data with the request as the client sent it, storing nothing itself', async () => {
+    const { r, secretUuid } = await setUp();
+    const s = becomeSecondary(r, { status: 200, body: { data: { from: 'primary' } } });
+    const reply = await r.call('update', 'secret/new', r.root, { v: 'after' }, '127.0.0.9');
+    expect(reply).toEqual({ status: 200, body: { data: { from: 'primary' } } });
+    expect(s.forwarded).toEqual([{ operation: 'update', path: 'secret/new', data: { v: 'after' }, remoteAddress: '127.0.0.9' }]);
+    expect(await r.core.barrier.get(`logical/${secretUuid}/new`)).toBeNull();
+    // Reads stay here.
+    expect(data(await r.ok('read', 'secret/old', r.root))).toEqual({ v: 'before' });
+    expect(s.forwarded).toHaveLength(1);
+  });
+
+  it('keeps tokens, local mounts and their table here', async () => {
+    const { r } = await setUp();
+    const s = becomeSecondary(r);
+    const child = await r.token(r.root, { policies: ['default'] });
+    expect(await r.works(child.client_token)).toBe(true);
+    await r.ok('update', 'here/x', r.root, { v: 1 });
+    expect(data(await r.ok('read', 'here/x', r.root))).toEqual({ v: 1 });
+    await r.ok('update', 'sys/mounts/also-here', r.root, { type: 'kv', local: true });
+    await r.ok('update', 'also-here/y', r.root, { v: 2 });
+    await r.ok('delete', 'sys/mounts/also-here', r.root);
+    expect(s.forwarded).toEqual([]);
+  });
+
+  it('forwards a new shared mount without adding it here', async () => {
+    const { r } = await setUp();
+    const s = becomeSecondary(r);
+    expect((await r.call('update', 'sys/mounts/elsewhere', r.root, { type: 'kv' })).status).toBe(204);
+    expect(s.forwarded.map((f) => f.path)).toEqual(['sys/mounts/elsewhere']);
+    expect(data(await r.ok('read', 'sys/mounts', r.root))['elsewhere/']).toBeUndefined();
+  });
+
+  it('authorizes before it forwards: a refused token is answered here and nothing is forwarded', async () => {
+    const { r } = await setUp();
+    const reader = await r.tokenWithPolicy('reader', 'path "secret/*" { capabilities = ["read"] }');
+    const s = becomeSecondary(r);
+    expect((await r.call('update', 'secret/new', reader, { v: 1 })).status).toBe(403);
+    expect((await r.call('update', 'secret/new', 'no-such-token', { v: 1 })).status).toBe(403);
+    expect(s.forwarded).toEqual([]);
+  });
+
+  it('passes the namespace header on', async () => {
+    const { r } = await setUp();
+    await r.ok('update', 'sys/namespaces/team', r.root);
+    await r.ok('update', 'team/sys/mounts/secret', r.root, { type: 'kv' });
+    const s = becomeSecondary(r);
+    await r.core.handle({ operation: 'update', path: 'secret/x', data: { v: 1 }, token: r.root, headers: { 'x-vault-namespace': 'team' } });
+    expect(s.forwarded).toEqual([{ operation: 'update', path: 'secret/x', data: { v: 1 }, namespace: 'team' }]);
+  });
+
+  it('forwards a write whose handler swallowed the refusal, and answers what the primary answered', async () => {
+    const { r } = await setUp();
+    await r.ok('update', 'sys/mounts/careless', r.root, { type: 'swallow' });
+    const s = becomeSecondary(r, { status: 200, body: { data: { stored: true, by: 'primary' } } });
+    const reply = await r.ok('update', 'careless/x', r.root, { v: 1 });
+    expect(data(reply)).toEqual({ stored: true, by: 'primary' });
+    expect(s.forwarded).toHaveLength(1);
+  });
+
+  it('answers a 500 and stores nothing when it has no primary to forward to', async () => {
+    const { r, secretUuid } = await setUp();
+    becomeSecondary(r, undefined, false);
+    const reply = await r.call('update', 'secret/new', r.root, { v: 1 });
+    expect(reply.status).toBe(500);
+    expect(await r.core.barrier.get(`logical/${secretUuid}/new`)).toBeNull();
+  });
+
+  it('refuses a transaction with any shared key before writing its local ones', async () => {
+    const { r, secretUuid } = await setUp();
+    becomeSecondary(r);
+    await expect(r.core.barrier.txn([
+      { type: 'put', key: 'sys/token/cubbyhole/abc', value: Buffer.from('x') },
+      { type: 'put', key: `logical/${secretUuid}/y`, value: Buffer.from('y') },
+    ])).rejects.toThrow(/performance secondary/);
+    expect(await r.core.barrier.get('sys/token/cubbyhole/abc')).toBeNull();
+  });
+
+  it('reports itself active with its mode in health', async () => {
+    const { r } = await setUp();
+    becomeSecondary(r);
+    const health = await r.call('read', 'sys/health', undefined);
+    expect(health.status).toBe(200);
+    expect(health.body).toMatchObject({ replication_performance_mode: 'secondary', standby: false });
+  });
+});

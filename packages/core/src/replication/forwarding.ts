@@ -1,0 +1,55 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { BadRequestError, InternalError } from '../errors';
+import type { Caller, Operation } from '../framework/types';
+
+/** A write a performance secondary hands its primary, which runs it on the secondary's behalf. */
+export interface ForwardedWrite {
+  operation: Operation;
+  /** Without `/v1/` and without a leading slash, as the client sent it. */
+  path: string;
+  data: Record<string, unknown>;
+  /** The X-Vault-Namespace header value as the client sent it, if any. */
+  namespace?: string;
+  remoteAddress?: string;
+}
+
+/**
+ * Thrown by the storage of a performance secondary when a request's handler writes a key that
+ * only the primary may write; nothing of that write was stored. The core answers the request by
+ * forwarding it, so a client sees this only when there is no primary to forward to.
+ */
+export class SharedWriteRefused extends InternalError {
+  constructor(key: string) {
+    super(`a performance secondary cannot write replicated storage (${key.split('/', 2).join('/')}/...) and has no primary to forward to`);
+  }
+}
+
+/** What a request running on a performance secondary learns from its storage. */
+export interface WriteScope {
+  /** A write of a shared key was refused: the request must go to the primary. */
+  refused: boolean;
+}
+
+/**
+ * The request a storage write belongs to. Backends may catch and wrap storage errors, so the
+ * refusal is recorded here as well, where the core finds it whatever the handler did with it.
+ */
+export const writeScopes = new AsyncLocalStorage<WriteScope>();
+
+/**
+ * Who a forwarded write runs as on the primary: the secondary checked the client's token, ACL
+ * and sudo with its own tokens (which the primary does not know) before it forwarded.
+ */
+export const FORWARDED_CALLER: Caller = Object.freeze({
+  accessor: '', policies: ['root'], displayName: 'forwarded', entityId: '', isRoot: true, tokenHash: '', tokenType: 'service',
+  metadata: {}, sudo: true,
+}) as Caller;
+
+/** Paths about one cluster itself (its seal, keys, storage, replication roles), never run for another one. */
+const CLUSTER_ONLY = ['sys/seal', 'sys/unseal', 'sys/init', 'sys/step-down', 'sys/storage/', 'sys/replication/', 'sys/generate-root', 'sys/rekey', 'sys/rotate'];
+
+export function checkForwardable(path: string): void {
+  if (CLUSTER_ONLY.some((p) => path === p || path.startsWith(p.endsWith('/') ? p : `${p}/`) || (p.endsWith('/') && path === p.slice(0, -1)))) {
+    throw new BadRequestError(`invalid value for "path": ${path} concerns one cluster only and cannot be forwarded`);
+  }
+}
