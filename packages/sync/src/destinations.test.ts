@@ -51,7 +51,7 @@ describe('sync destinations', () => {
     await rig.call('update', path('repohost', 'gh1'), valid('repohost'));
     expect(data(await rig.call('read', path('repohost', 'gh1')))).toEqual({
       name: 'gh1', type: 'repohost',
-      connection_details: { access_token: '*****', repository_owner: 'acme', repository_name: 'web-app' },
+      connection_details: { access_token: '*****', repository_owner: 'acme', repository_name: 'web-app', environment_name: '' },
       options: { granularity_level: 'secret-key', secret_name_template: expect.stringContaining('.SecretKey'), custom_tags: {} },
     });
 
@@ -213,6 +213,8 @@ describe('sync destinations', () => {
       ['repohost', { ...valid('repohost'), repository_owner: '-acme' }, 'repository_owner', 'single "-"'],
       ['repohost', { ...valid('repohost'), repository_name: '..' }, 'repository_name', 'not "." or ".."'],
       ['repohost', { ...valid('repohost'), access_token: 'tab\tinside' }, 'access_token', 'printable'],
+      ['repohost', { ...valid('repohost'), environment_name: 'prod\nuction' }, 'environment_name', 'control characters'],
+      ['repohost', { ...valid('repohost'), environment_name: 'e'.repeat(256) }, 'environment_name', 'at most 255'],
       ['deployhost-project', { ...valid('deployhost-project'), deployment_environments: ['staging'] }, 'deployment_environments', 'development, preview, production'],
       ['deployhost-project', { ...valid('deployhost-project'), deployment_environments: ['preview', 'preview'] }, 'deployment_environments', 'repeat'],
       ['deployhost-project', { ...valid('deployhost-project'), team_id: 'a b' }, 'team_id', 'letters'],

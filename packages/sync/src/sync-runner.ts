@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import type { Clock } from '@strongroom/base';
 import { associationId, putAssociationOps, refOf, type Association, type AssociationStore, type SyncStatus } from './association-store';
-import { DestinationError, type DestinationClientFactory } from './clients/destination-client';
+import { DestinationError, type DestinationClient, type DestinationClientFactory } from './clients/destination-client';
 import type { Destination } from './destination';
 import type { DestinationStore } from './destination-store';
 import { TYPE_SPECS, type SyncSettings } from './destination-types';
@@ -73,8 +73,9 @@ export class SyncRunner {
     let destination: Destination | null | undefined = op.destination;
     try {
       if (op.kind === 'unsync') {
-        const client = this.deps.clients(op.destination as Destination, this.deps.settings);
-        for (const name of op.names ?? []) await client.remove(name);
+        await this.withClient(op.destination as Destination, async (client) => {
+          for (const name of op.names ?? []) await client.remove(name);
+        });
         await queue.exclusive(async (t) => t.complete(op));
         return true;
       }
@@ -89,13 +90,14 @@ export class SyncRunner {
       const mount = this.deps.mounts.byAccessor(op.accessor);
       // A mount disabled since is a secret that is gone.
       const state: SecretState = mount && isKvV2(mount) ? await this.deps.reader.read(mount, op.secret_name) : { live: false };
-      const client = this.deps.clients(destination, this.deps.settings);
       const wanted = state.live && mount ? externalSecrets(association, mount, state.data) : [];
-      for (const w of wanted) await client.put(w.name, w.value, writeToken(association, w.name, state as SecretState & { live: true }));
       const stale = new Set(Object.keys(association.synced).filter((n) => !wanted.some((w) => w.name === n)));
       // What an attempt that crashed before recording its result may have written.
       if (!state.live && mount && association.granularity === 'secret-path') stale.add((externalSecrets(association, mount, null)[0] as Wanted).name);
-      for (const name of stale) await client.remove(name);
+      await this.withClient(destination, async (client) => {
+        for (const w of wanted) await client.put(w.name, w.value, writeToken(association, w.name, state as SecretState & { live: true }));
+        for (const name of stale) await client.remove(name);
+      });
       await this.finish(op, (a) => {
         a.synced = Object.fromEntries(wanted.map((w) => [w.name, w.key !== undefined ? { key: w.key } : {}]));
         a.sync_status = state.live ? 'SYNCED' : 'UNSYNCED';
@@ -118,6 +120,15 @@ export class SyncRunner {
         t.write(putAssociationOps(a));
       });
       return false;
+    }
+  }
+
+  private async withClient(destination: Destination, fn: (client: DestinationClient) => Promise<void>): Promise<void> {
+    const client = this.deps.clients(destination, this.deps.settings);
+    try {
+      await fn(client);
+    } finally {
+      await client.close?.().catch(() => undefined);
     }
   }
 
