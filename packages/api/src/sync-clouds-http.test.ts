@@ -113,6 +113,26 @@ describe('secret sync to cloud2-kv, cloud3-sm and repohost over HTTP', () => {
     await send('DELETE', 'sys/sync/destinations/cloud2-kv/bad?purge=true');
   });
 
+  it('purges a cloud2-kv destination: refused deletes leave it with purge_error, granted ones finish it', async () => {
+    const app = kv.addClient({ permissions: ['get', 'list', 'set'] });
+    await send('POST', 'sys/sync/destinations/cloud2-kv/purged', { key_vault_uri: kv.url, tenant_id: kv.tenantId, client_id: app.clientId, client_secret: app.clientSecret });
+    const name = `vault-${accessor.replace(/_/g, '-')}-purged`;
+    await send('POST', 'secret/data/purged', { data: { a: 'b' } });
+    await send('POST', 'sys/sync/destinations/cloud2-kv/purged/associations/set', { mount: 'secret', secret_name: 'purged' });
+    await eventually('the sync', () => kv.secrets().find((s) => s.name === name), (s) => s !== undefined);
+
+    expect((await send('DELETE', 'sys/sync/destinations/cloud2-kv/purged?purge=true')).status).toBe(204);
+    const held = await eventually('the purge error', () => send('GET', 'sys/sync/destinations/cloud2-kv/purged'), (r) => r.json.data?.purge_error !== '');
+    expect(Date.parse(held.json.data.purge_initiated_at)).toBeGreaterThan(0);
+    expect(held.json.data.purge_error).toMatch(/^unsyncing purged failed: cloud2-kv: Forbidden/);
+    expect((await send('GET', 'sys/sync/destinations/cloud2-kv/purged/associations')).json.data.associated_secrets).toEqual({});
+    expect(kv.secrets().find((s) => s.name === name)).toBeDefined();
+
+    kv.addClient({ clientId: app.clientId, clientSecret: app.clientSecret });
+    await eventually('the destination gone', () => send('GET', 'sys/sync/destinations/cloud2-kv/purged'), (r) => r.status === 404);
+    expect(kv.secrets().find((s) => s.name === name)).toBeUndefined();
+  }, 60_000);
+
   it('syncs to cloud3-sm: one version per KV version, delete, destroy, remove; a foreign key is refused', async () => {
     const account = sm.createServiceAccount('demo-project');
     expect((await send('POST', 'sys/sync/destinations/cloud3-sm/gcp', { credentials: JSON.stringify(account), custom_tags: { team: 'web' } })).status).toBe(200);

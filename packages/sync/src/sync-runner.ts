@@ -2,8 +2,8 @@ import { hash } from 'node:crypto';
 import type { Clock } from '@strongroom/base';
 import { associationId, putAssociationOps, refOf, type Association, type AssociationStore, type SyncStatus } from './association-store';
 import { DestinationError, type DestinationClient, type DestinationClientFactory } from './clients/destination-client';
-import type { Destination } from './destination';
-import type { DestinationStore } from './destination-store';
+import { sameTarget, type Destination } from './destination';
+import { putDestinationOps, type DestinationStore } from './destination-store';
 import { TYPE_SPECS, type SyncSettings } from './destination-types';
 import { isKvV2, type SecretReader, type SecretState, type SyncMount, type SyncMounts } from './host';
 import { backoffMs, type SyncOperation, type SyncQueue } from './sync-queue';
@@ -72,8 +72,10 @@ export class SyncRunner {
     const { associations, destinations, queue } = this.deps;
     let destination: Destination | null | undefined = op.destination;
     try {
+      if (op.kind === 'purge') return await this.purge(op);
       if (op.kind === 'unsync') {
-        await this.withClient(op.destination as Destination, async (client) => {
+        destination = await this.unsyncDestination(op);
+        await this.withClient(destination, async (client) => {
           for (const name of op.names ?? []) await client.remove(name);
         });
         await queue.exclusive(async (t) => t.complete(op));
@@ -111,7 +113,7 @@ export class SyncRunner {
       const retry: SyncOperation = { ...op, attempts, next_attempt_at: this.deps.clock.now() + backoffMs(attempts), last_error: message };
       await queue.exclusive(async (t) => {
         t.update(retry);
-        if (op.kind === 'unsync') return;
+        if (op.kind !== 'sync') return;
         const a = await associations.get(refOf(op), op.accessor, op.secret_name);
         if (!a) return;
         a.sync_status = status;
@@ -121,6 +123,40 @@ export class SyncRunner {
       });
       return false;
     }
+  }
+
+  /**
+   * The destination an unsync writes to: as it was when the association went, or as it is now
+   * if it still reaches the same place, so credentials fixed since (a purge held up by a refused
+   * key) are used.
+   */
+  private async unsyncDestination(op: SyncOperation): Promise<Destination> {
+    const then = op.destination as Destination;
+    const now = await this.deps.destinations.get(op.namespace_id, op.type, op.name);
+    return now && sameTarget(now, then) ? now : then;
+  }
+
+  /**
+   * Deletes a purged destination once no unsync queued before this operation is left; until
+   * then, shows on the destination what holds it up and looks again when those are retried.
+   */
+  private async purge(op: SyncOperation): Promise<boolean> {
+    const { queue, destinations, clock } = this.deps;
+    const waiting = (await queue.operations()).filter((o) => o.seq < op.seq && o.kind === 'unsync' &&
+      o.namespace_id === op.namespace_id && o.type === op.type && o.name === op.name);
+    if (waiting.length === 0) {
+      await destinations.remove(op.namespace_id, op.type, op.name, async () => undefined);
+      await queue.exclusive(async (t) => t.complete(op));
+      return true;
+    }
+    const failed = waiting.find((o) => o.last_error !== undefined);
+    const purgeError = failed ? `unsyncing ${failed.secret_name} failed: ${failed.last_error}` : '';
+    await destinations.locked(op.namespace_id, op.type, op.name, async (d) => {
+      if (d && d.purge_error !== purgeError) await queue.exclusive(async (t) => t.write(putDestinationOps(op.namespace_id, { ...d, purge_error: purgeError })));
+    });
+    const next = Math.max(clock.now() + 100, ...waiting.map((o) => o.next_attempt_at));
+    await queue.exclusive(async (t) => t.update({ ...op, attempts: op.attempts + 1, next_attempt_at: next }));
+    return false;
   }
 
   private async withClient(destination: Destination, fn: (client: DestinationClient) => Promise<void>): Promise<void> {
