@@ -1,11 +1,11 @@
 import { BadRequestError, definePath, StrongroomError, type BackendRequest, type FieldData, type PathDefinition } from '@strongroom/core';
 import { deleteAssociationOps, putAssociationOps, type Association, type AssociationStore } from './association-store';
 import type { DestinationRef } from './associations';
-import { effectiveTemplate, requireDestinationName } from './destination';
+import { effectiveTemplate, requireDestinationName, type Destination } from './destination';
 import type { DestinationStore } from './destination-store';
 import { requireType } from './destination-types';
 import { isKvV2, type SyncMount, type SyncMounts } from './host';
-import type { SyncQueue } from './sync-queue';
+import type { NewOperation, SyncQueue } from './sync-queue';
 import { externalSecrets } from './sync-runner';
 import { syncOperation } from './sync-service';
 
@@ -43,6 +43,14 @@ function requireSecretName(raw: string): string {
     throw new BadRequestError('invalid value for "secret_name": must be a secret\'s path in the mount, without empty, "." or ".." segments, a leading or trailing "/", or control characters');
   }
   return raw;
+}
+
+/** The unsync of an association that goes: the names it wrote, and the destination as it is now, since both may be gone when it runs. */
+export function unsyncOperation(a: Association, mount: SyncMount | undefined, d: Destination, cause: 'removed' | 'purged'): NewOperation {
+  const names = new Set(Object.keys(a.synced));
+  // Written by an attempt that had not recorded its result yet, perhaps.
+  if (a.granularity === 'secret-path' && mount) names.add((externalSecrets(a, mount, null)[0] as { name: string }).name);
+  return { ...syncOperation(a, cause), kind: 'unsync', names: [...names], destination: d };
 }
 
 function iso(ms: number): string {
@@ -97,6 +105,7 @@ export function associationPaths(deps: AssociationPathDeps): PathDefinition[] {
           const secretName = requireSecretName(f.string('secret_name'));
           await destinations.locked(ref.namespaceId, ref.type, ref.name, async (d) => {
             if (!d) throw new BadRequestError(`destination ${ref.type}/${ref.name} does not exist: create it first`);
+            if (d.purge_initiated_at !== undefined) throw new BadRequestError(`destination ${ref.type}/${ref.name} is being purged: it takes no new associations`);
             await queue.exclusive(async (t) => {
               // Already linked: a refresh, which queues a sync again (and so retries a failed one).
               const a: Association = (await associations.get(ref, mount.accessor, secretName)) ?? {
@@ -132,11 +141,7 @@ export function associationPaths(deps: AssociationPathDeps): PathDefinition[] {
               const a = await associations.get(ref, mount.accessor, secretName);
               // Not associated: nothing to undo, and a success.
               if (!a) return;
-              const names = new Set(Object.keys(a.synced));
-              // Written by an attempt that had not recorded its result yet, perhaps.
-              if (a.granularity === 'secret-path') names.add((externalSecrets(a, mount, null)[0] as { name: string }).name);
-              const unsync = { ...syncOperation(a, 'removed'), kind: 'unsync' as const, names: [...names], destination: d };
-              if (!t.enqueue([unsync])) throw new SyncQueueFullError(t.capacity);
+              if (!t.enqueue([unsyncOperation(a, mount, d, 'removed')])) throw new SyncQueueFullError(t.capacity);
               t.write(deleteAssociationOps(a));
             });
           });

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { BadRequestError, type FieldSchemas } from '@strongroom/core';
 
 export const DESTINATION_TYPES = ['cloud1-sm', 'cloud2-kv', 'cloud3-sm', 'repohost', 'deployhost-project'] as const;
@@ -40,25 +41,64 @@ export interface SyncSettings {
   cloud1Region?: string;
   /** The deployment host's API. */
   deployhostApiUrl: string;
+  /** The token endpoint's host for cloud2-kv credentials; unset: the identity library's default for the public cloud. */
+  cloud2AuthorityHost?: string;
+  /** Where cloud3-sm destinations are reached (`host:port`); unset: the service's own endpoint. */
+  cloud3SmEndpoint?: { host: string; port: number };
+  /** The repository host's API. */
+  repohostApiUrl: string;
+  /**
+   * PEM certificates trusted, besides the system's, for the destinations' HTTPS: a private
+   * endpoint's or an emulator's authority.
+   */
+  extraCaCertificates?: string;
 }
 
 export const DEFAULT_DEPLOYHOST_API_URL = 'https://api.vercel.com';
+export const DEFAULT_REPOHOST_API_URL = 'https://api.github.com';
 
 /**
  * `STRONGROOM_CLOUD2_KV_ORIGINS` (a comma-separated list of extra key vault origins), the cloud1
  * SDK's own endpoint variables (`AWS_ENDPOINT_URL_SECRETS_MANAGER`, `AWS_ENDPOINT_URL`) and
- * region (`AWS_REGION`), and `STRONGROOM_DEPLOYHOST_API_URL`.
+ * region (`AWS_REGION`), the identity library's `AZURE_AUTHORITY_HOST`,
+ * `STRONGROOM_CLOUD3_SM_ENDPOINT` (`host:port`), `STRONGROOM_DEPLOYHOST_API_URL`,
+ * `STRONGROOM_REPOHOST_API_URL` and `STRONGROOM_SYNC_CA_FILE` (a PEM file read here, once).
  */
-export function syncSettingsFromEnv(env: Record<string, string | undefined>): SyncSettings {
+export function syncSettingsFromEnv(env: Record<string, string | undefined>, readFile: (path: string) => string = (p) => readFileSync(p, 'utf8')): SyncSettings {
   const origins = (env['STRONGROOM_CLOUD2_KV_ORIGINS'] ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
   const cloud1 = env['AWS_ENDPOINT_URL_SECRETS_MANAGER'] || env['AWS_ENDPOINT_URL'];
   const region = env['AWS_REGION'] || env['AWS_DEFAULT_REGION'];
+  const authority = env['AZURE_AUTHORITY_HOST'];
+  const cloud3 = env['STRONGROOM_CLOUD3_SM_ENDPOINT'];
+  const caFile = env['STRONGROOM_SYNC_CA_FILE'];
   return {
     cloud2KeyVaultOrigins: origins.map(originOf),
     ...(cloud1 ? { cloud1SmEndpoint: apiUrl('AWS_ENDPOINT_URL_SECRETS_MANAGER', cloud1) } : {}),
     ...(region ? { cloud1Region: region } : {}),
     deployhostApiUrl: apiUrl('STRONGROOM_DEPLOYHOST_API_URL', env['STRONGROOM_DEPLOYHOST_API_URL'] || DEFAULT_DEPLOYHOST_API_URL),
+    ...(authority ? { cloud2AuthorityHost: apiUrl('AZURE_AUTHORITY_HOST', authority) } : {}),
+    ...(cloud3 ? { cloud3SmEndpoint: hostPort('STRONGROOM_CLOUD3_SM_ENDPOINT', cloud3) } : {}),
+    repohostApiUrl: apiUrl('STRONGROOM_REPOHOST_API_URL', env['STRONGROOM_REPOHOST_API_URL'] || DEFAULT_REPOHOST_API_URL),
+    ...(caFile ? { extraCaCertificates: caCertificates(caFile, readFile) } : {}),
   };
+}
+
+function hostPort(variable: string, text: string): { host: string; port: number } {
+  const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(text.trim());
+  const port = m ? Number(m[2]) : 0;
+  if (!m || port < 1 || port > 65535) throw new Error(`${variable}: must be host:port, such as 127.0.0.1:9090, not ${JSON.stringify(text)}`);
+  return { host: (m[1] as string).replace(/^\[|\]$/g, ''), port };
+}
+
+function caCertificates(path: string, readFile: (path: string) => string): string {
+  let pem: string;
+  try {
+    pem = readFile(path);
+  } catch (err) {
+    throw new Error(`STRONGROOM_SYNC_CA_FILE: cannot read ${JSON.stringify(path)}: ${(err as Error).message}`);
+  }
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`STRONGROOM_SYNC_CA_FILE: ${JSON.stringify(path)} holds no PEM certificate`);
+  return pem;
 }
 
 function apiUrl(variable: string, text: string): string {
@@ -129,10 +169,11 @@ export const TYPE_SPECS: Record<DestinationType, TypeSpec> = {
     },
   },
   repohost: {
-    fields: { access_token: str, repository_owner: str, repository_name: str },
+    // `environment_name` (as Vault's): the secrets of one deployment environment instead of the repository's.
+    fields: { access_token: str, repository_owner: str, repository_name: str, environment_name: str },
     required: ['access_token', 'repository_owner', 'repository_name'],
     credentials: ['access_token'],
-    defaults: {},
+    defaults: { environment_name: '' },
     granularity: 'secret-key',
     customTags: false,
     // Letters, digits and "_", upper case by convention; "VAULT_" keeps clear of the reserved "GITHUB_" and a leading digit.
@@ -226,6 +267,9 @@ export function checkConnection(type: DestinationType, c: Record<string, unknown
       }
       if (!/^[A-Za-z0-9._-]{1,100}$/.test(s('repository_name')) || /^\.{1,2}$/.test(s('repository_name'))) {
         invalid('repository_name', 'must be 1-100 letters, digits, ".", "_" or "-", and not "." or ".."');
+      }
+      if (s('environment_name').length > 255 || /[\u0000-\u001f\u007f]/.test(s('environment_name'))) {
+        invalid('environment_name', 'must be at most 255 characters without control characters');
       }
       return;
     case 'deployhost-project': {

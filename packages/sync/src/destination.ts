@@ -13,6 +13,9 @@ export interface Destination {
   /** Null: the type's default for the granularity, so a change of granularity keeps a working name. */
   secret_name_template: string | null;
   custom_tags: Record<string, string>;
+  /** Set while a `DELETE ?purge=true` unsyncs the destination's associations (epoch ms), with what holds it up. */
+  purge_initiated_at?: number;
+  purge_error?: string;
 }
 
 export const OBFUSCATED = '*****';
@@ -120,5 +123,13 @@ export function destinationView(d: Destination): Record<string, unknown> {
     type: d.type,
     connection_details,
     options: { granularity_level: d.granularity, secret_name_template: effectiveTemplate(d), custom_tags: { ...d.custom_tags } },
+    ...(d.purge_initiated_at !== undefined ? { purge_initiated_at: new Date(d.purge_initiated_at).toISOString(), purge_error: d.purge_error ?? '' } : {}),
   };
+}
+
+/** Whether two versions of a destination reach the same place: every connection field but the credentials equal. */
+export function sameTarget(a: Destination, b: Destination): boolean {
+  if (a.type !== b.type) return false;
+  const credentials = TYPE_SPECS[a.type].credentials;
+  return Object.keys(TYPE_SPECS[a.type].fields).every((f) => credentials.includes(f) || JSON.stringify(a.connection[f] ?? '') === JSON.stringify(b.connection[f] ?? ''));
 }

@@ -51,7 +51,7 @@ describe('sync destinations', () => {
     await rig.call('update', path('repohost', 'gh1'), valid('repohost'));
     expect(data(await rig.call('read', path('repohost', 'gh1')))).toEqual({
       name: 'gh1', type: 'repohost',
-      connection_details: { access_token: '*****', repository_owner: 'acme', repository_name: 'web-app' },
+      connection_details: { access_token: '*****', repository_owner: 'acme', repository_name: 'web-app', environment_name: '' },
       options: { granularity_level: 'secret-key', secret_name_template: expect.stringContaining('.SecretKey'), custom_tags: {} },
     });
 
@@ -122,13 +122,12 @@ describe('sync destinations', () => {
     expect((await rig.call('delete', path('repohost', 'gh'))).status).toBe(204);
   });
 
-  it('refuses to delete a destination while the association store holds associations for it, with or without purge', async () => {
+  it('refuses to delete a destination while the association store holds associations for it, without purge', async () => {
     await rig.ok('update', path('cloud1-sm', 'aws'), valid('cloud1-sm'));
     const key = `${associationsPrefix({ namespaceId: 'root', type: 'cloud1-sm', name: 'aws' })}kv_1/app`;
     await rig.core.barrier.put(key, Buffer.from('{}'));
     const refused = await failure(rig.call('delete', path('cloud1-sm', 'aws')));
     expect(refused).toEqual({ status: 400, message: expect.stringContaining('still manages 1 association(s)') });
-    expect((await failure(rig.call('delete', path('cloud1-sm', 'aws'), { purge: true }))).status).toBe(400);
     expect((await rig.call('read', path('cloud1-sm', 'aws'))).status).toBe(200);
     await rig.core.barrier.delete(key);
     expect((await rig.call('delete', path('cloud1-sm', 'aws'))).status).toBe(204);
@@ -213,6 +212,8 @@ describe('sync destinations', () => {
       ['repohost', { ...valid('repohost'), repository_owner: '-acme' }, 'repository_owner', 'single "-"'],
       ['repohost', { ...valid('repohost'), repository_name: '..' }, 'repository_name', 'not "." or ".."'],
       ['repohost', { ...valid('repohost'), access_token: 'tab\tinside' }, 'access_token', 'printable'],
+      ['repohost', { ...valid('repohost'), environment_name: 'prod\nuction' }, 'environment_name', 'control characters'],
+      ['repohost', { ...valid('repohost'), environment_name: 'e'.repeat(256) }, 'environment_name', 'at most 255'],
       ['deployhost-project', { ...valid('deployhost-project'), deployment_environments: ['staging'] }, 'deployment_environments', 'development, preview, production'],
       ['deployhost-project', { ...valid('deployhost-project'), deployment_environments: ['preview', 'preview'] }, 'deployment_environments', 'repeat'],
       ['deployhost-project', { ...valid('deployhost-project'), team_id: 'a b' }, 'team_id', 'letters'],

@@ -9,6 +9,7 @@ import { DestinationStore } from './destination-store';
 import { syncSettingsFromEnv, type SyncSettings } from './destination-types';
 import type { SecretReader, SyncFeed, SyncMount, SyncMounts } from './host';
 import { syncPaths } from './paths';
+import { startPurge } from './purge';
 import { SyncQueue } from './sync-queue';
 import { SyncRunner } from './sync-runner';
 import { SyncService } from './sync-service';
@@ -72,6 +73,7 @@ export function secretSync(options: SecretSyncOptions): CoreExtension {
     systemPaths: [
       ...syncPaths({
         storage, destinations, associations: options.associations ?? storedAssociations(storage), settings, onConfigChange: () => service.wake(),
+        purge: (ref) => startPurge({ destinations, associations, queue, mounts: options.mounts, now: () => clock.now() }, ref),
       }),
       ...associationPaths({ destinations, associations, queue, mounts: options.mounts, now: () => clock.now() }),
     ],

@@ -11,7 +11,7 @@ export { buildDestination, destinationView, effectiveTemplate, OBFUSCATED } from
 export type { Destination } from './destination';
 export { DestinationStore } from './destination-store';
 export {
-  DEFAULT_DEPLOYHOST_API_URL, DEPLOYMENT_ENVIRONMENTS, DESTINATION_TYPES, GRANULARITIES, syncSettingsFromEnv, TYPE_SPECS,
+  DEFAULT_DEPLOYHOST_API_URL, DEFAULT_REPOHOST_API_URL, DEPLOYMENT_ENVIRONMENTS, DESTINATION_TYPES, GRANULARITIES, syncSettingsFromEnv, TYPE_SPECS,
 } from './destination-types';
 export type { DestinationType, Granularity, SyncSettings } from './destination-types';
 export { coreMounts, secretSync } from './extension';

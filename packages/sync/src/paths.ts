@@ -1,5 +1,5 @@
 import { BadRequestError, definePath, type BackendRequest, type FieldData, type LogicalStorage, type PathDefinition } from '@strongroom/core';
-import type { DestinationAssociations } from './associations';
+import type { DestinationAssociations, DestinationRef } from './associations';
 import { buildDestination, DESTINATION_FIELDS, destinationView, requireDestinationName } from './destination';
 import type { DestinationStore } from './destination-store';
 import { requireType, type SyncSettings } from './destination-types';
@@ -12,6 +12,8 @@ export interface SyncPathDeps {
   settings: SyncSettings;
   /** Told after the config changes: re-enabling sync runs what waited. */
   onConfigChange?: () => void;
+  /** `DELETE ?purge=true` on a destination with associations (`startPurge`); without it such a delete is refused. */
+  purge?: (ref: DestinationRef) => Promise<void>;
 }
 
 function target(req: BackendRequest, f: FieldData) {
@@ -74,17 +76,22 @@ export function syncPaths(deps: SyncPathDeps): PathDefinition[] {
         update: async (req, f) => {
           const t = target(req, f);
           if (f.has('purge')) throw new BadRequestError('"purge" is a parameter of DELETE, not of a write');
-          const saved = await destinations.save(t.namespaceId, t.type, t.name, (existing) => buildDestination(t.type, t.name, f, existing, settings));
+          const saved = await destinations.save(t.namespaceId, t.type, t.name, (existing) => ({
+            ...buildDestination(t.type, t.name, f, existing, settings),
+            // A purge goes on through an update (one that fixes the credentials it was refused with).
+            ...(existing?.purge_initiated_at !== undefined ? { purge_initiated_at: existing.purge_initiated_at, purge_error: existing.purge_error ?? '' } : {}),
+          }));
           return { data: destinationView(saved) };
         },
         delete: async (req, f) => {
           const t = target(req, f);
+          if (f.bool('purge') && deps.purge) {
+            await deps.purge(t);
+            return null;
+          }
           await destinations.remove(t.namespaceId, t.type, t.name, async () => {
             const count = await associations.countFor(t);
             if (count === 0) return;
-            if (f.bool('purge')) {
-              throw new BadRequestError(`destination ${t.type}/${t.name} still manages ${count} association(s), and purging them is not available yet: remove them first`);
-            }
             throw new BadRequestError(`destination ${t.type}/${t.name} still manages ${count} association(s): remove them first, or delete with purge=true`);
           });
           return null;

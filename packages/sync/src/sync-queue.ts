@@ -6,18 +6,20 @@ import { loadSyncConfig } from './sync-config';
 /**
  * One unit of queued work on one association. `sync` makes the destination match the secret's
  * state when it runs (last write wins: upsert of the current version, or delete when there is
- * none); `unsync` deletes what an association that is gone had written.
+ * none); `unsync` deletes what an association that is gone had written; `purge` (on the
+ * destination, with empty accessor and secret) deletes the destination once the unsyncs queued
+ * before it are done.
  */
 export interface SyncOperation {
   seq: number;
-  kind: 'sync' | 'unsync';
+  kind: 'sync' | 'unsync' | 'purge';
   namespace_id: string;
   type: DestinationType;
   name: string;
   accessor: string;
   secret_name: string;
-  /** What caused it: a KV change (with the version current after it), an association made or removed, a reconciliation. */
-  cause: 'kv-write' | 'kv-delete' | 'associated' | 'removed' | 'reconcile';
+  /** What caused it: a KV change (with the version current after it), an association made or removed, a reconciliation, a purge. */
+  cause: 'kv-write' | 'kv-delete' | 'associated' | 'removed' | 'reconcile' | 'purged';
   version: number;
   /** For `unsync`: the external names to delete and the destination as it was, since both may be gone by then. */
   names?: string[];

@@ -1,9 +1,9 @@
 import { hash } from 'node:crypto';
 import type { Clock } from '@strongroom/base';
 import { associationId, putAssociationOps, refOf, type Association, type AssociationStore, type SyncStatus } from './association-store';
-import { DestinationError, type DestinationClientFactory } from './clients/destination-client';
-import type { Destination } from './destination';
-import type { DestinationStore } from './destination-store';
+import { DestinationError, type DestinationClient, type DestinationClientFactory } from './clients/destination-client';
+import { sameTarget, type Destination } from './destination';
+import { putDestinationOps, type DestinationStore } from './destination-store';
 import { TYPE_SPECS, type SyncSettings } from './destination-types';
 import { isKvV2, type SecretReader, type SecretState, type SyncMount, type SyncMounts } from './host';
 import { backoffMs, type SyncOperation, type SyncQueue } from './sync-queue';
@@ -72,9 +72,12 @@ export class SyncRunner {
     const { associations, destinations, queue } = this.deps;
     let destination: Destination | null | undefined = op.destination;
     try {
+      if (op.kind === 'purge') return await this.purge(op);
       if (op.kind === 'unsync') {
-        const client = this.deps.clients(op.destination as Destination, this.deps.settings);
-        for (const name of op.names ?? []) await client.remove(name);
+        destination = await this.unsyncDestination(op);
+        await this.withClient(destination, async (client) => {
+          for (const name of op.names ?? []) await client.remove(name);
+        });
         await queue.exclusive(async (t) => t.complete(op));
         return true;
       }
@@ -89,13 +92,14 @@ export class SyncRunner {
       const mount = this.deps.mounts.byAccessor(op.accessor);
       // A mount disabled since is a secret that is gone.
       const state: SecretState = mount && isKvV2(mount) ? await this.deps.reader.read(mount, op.secret_name) : { live: false };
-      const client = this.deps.clients(destination, this.deps.settings);
       const wanted = state.live && mount ? externalSecrets(association, mount, state.data) : [];
-      for (const w of wanted) await client.put(w.name, w.value, writeToken(association, w.name, state as SecretState & { live: true }));
       const stale = new Set(Object.keys(association.synced).filter((n) => !wanted.some((w) => w.name === n)));
       // What an attempt that crashed before recording its result may have written.
       if (!state.live && mount && association.granularity === 'secret-path') stale.add((externalSecrets(association, mount, null)[0] as Wanted).name);
-      for (const name of stale) await client.remove(name);
+      await this.withClient(destination, async (client) => {
+        for (const w of wanted) await client.put(w.name, w.value, writeToken(association, w.name, state as SecretState & { live: true }));
+        for (const name of stale) await client.remove(name);
+      });
       await this.finish(op, (a) => {
         a.synced = Object.fromEntries(wanted.map((w) => [w.name, w.key !== undefined ? { key: w.key } : {}]));
         a.sync_status = state.live ? 'SYNCED' : 'UNSYNCED';
@@ -109,7 +113,7 @@ export class SyncRunner {
       const retry: SyncOperation = { ...op, attempts, next_attempt_at: this.deps.clock.now() + backoffMs(attempts), last_error: message };
       await queue.exclusive(async (t) => {
         t.update(retry);
-        if (op.kind === 'unsync') return;
+        if (op.kind !== 'sync') return;
         const a = await associations.get(refOf(op), op.accessor, op.secret_name);
         if (!a) return;
         a.sync_status = status;
@@ -118,6 +122,49 @@ export class SyncRunner {
         t.write(putAssociationOps(a));
       });
       return false;
+    }
+  }
+
+  /**
+   * The destination an unsync writes to: as it was when the association went, or as it is now
+   * if it still reaches the same place, so credentials fixed since (a purge held up by a refused
+   * key) are used.
+   */
+  private async unsyncDestination(op: SyncOperation): Promise<Destination> {
+    const then = op.destination as Destination;
+    const now = await this.deps.destinations.get(op.namespace_id, op.type, op.name);
+    return now && sameTarget(now, then) ? now : then;
+  }
+
+  /**
+   * Deletes a purged destination once no unsync queued before this operation is left; until
+   * then, shows on the destination what holds it up and looks again when those are retried.
+   */
+  private async purge(op: SyncOperation): Promise<boolean> {
+    const { queue, destinations, clock } = this.deps;
+    const waiting = (await queue.operations()).filter((o) => o.seq < op.seq && o.kind === 'unsync' &&
+      o.namespace_id === op.namespace_id && o.type === op.type && o.name === op.name);
+    if (waiting.length === 0) {
+      await destinations.remove(op.namespace_id, op.type, op.name, async () => undefined);
+      await queue.exclusive(async (t) => t.complete(op));
+      return true;
+    }
+    const failed = waiting.find((o) => o.last_error !== undefined);
+    const purgeError = failed ? `unsyncing ${failed.secret_name} failed: ${failed.last_error}` : '';
+    await destinations.locked(op.namespace_id, op.type, op.name, async (d) => {
+      if (d && d.purge_error !== purgeError) await queue.exclusive(async (t) => t.write(putDestinationOps(op.namespace_id, { ...d, purge_error: purgeError })));
+    });
+    const next = Math.max(clock.now() + 100, ...waiting.map((o) => o.next_attempt_at));
+    await queue.exclusive(async (t) => t.update({ ...op, attempts: op.attempts + 1, next_attempt_at: next }));
+    return false;
+  }
+
+  private async withClient(destination: Destination, fn: (client: DestinationClient) => Promise<void>): Promise<void> {
+    const client = this.deps.clients(destination, this.deps.settings);
+    try {
+      await fn(client);
+    } finally {
+      await client.close?.().catch(() => undefined);
     }
   }
 

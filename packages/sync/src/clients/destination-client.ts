@@ -18,6 +18,8 @@ export interface DestinationClient {
   put(name: string, value: string, token: string): Promise<void>;
   /** Deletes the external secret; one that is already gone is a success. */
   remove(name: string): Promise<void>;
+  /** Lets go of what the client holds open (a channel); called once the operation is done. */
+  close?(): Promise<void>;
 }
 
 export type DestinationClientFactory = (destination: Destination, settings: SyncSettings) => DestinationClient;

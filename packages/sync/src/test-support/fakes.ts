@@ -118,6 +118,8 @@ export class FakeDestination {
   readonly values = new Map<string, string>();
   /** Each distinct (name, token) written: a destination with versions makes one per token. */
   readonly versions: Array<{ name: string; token: string; value: string }> = [];
+  /** Each successful removal with the credential it was made with. */
+  readonly removals: Array<{ name: string; credential: string | undefined }> = [];
   calls = 0;
   private failures = 0;
   private failStatus: DestinationError['status'] = 'EXTERNAL_SERVICE_ERROR';
@@ -136,6 +138,7 @@ export class FakeDestination {
     remove: async (name) => {
       this.fail(d.connection['access_token'] as string | undefined);
       this.values.delete(name);
+      this.removals.push({ name, credential: d.connection['access_token'] as string | undefined });
     },
   });
 

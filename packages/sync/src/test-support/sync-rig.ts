@@ -21,7 +21,7 @@ export interface SyncRig {
   close(): Promise<void>;
 }
 
-export const TEST_SETTINGS: SyncSettings = { cloud2KeyVaultOrigins: ['https://127.0.0.1:8443'], deployhostApiUrl: 'https://127.0.0.1:1' };
+export const TEST_SETTINGS: SyncSettings = { cloud2KeyVaultOrigins: ['https://127.0.0.1:8443'], deployhostApiUrl: 'https://127.0.0.1:1', repohostApiUrl: 'https://127.0.0.1:1' };
 
 export async function syncRig(settings: SyncSettings = TEST_SETTINGS): Promise<SyncRig> {
   const storage = new MemoryStorage();

@@ -1,0 +1,194 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Cloud2KeyVaultEmulator, Cloud3SecretManagerEmulator, RepohostEmulator } from '@strongroom/emulators';
+import { call, initAndUnseal, startTestServer, type TestServer } from './test-support/servers';
+
+/** Waits for `check` to hold, polling (bounded in count and time): the queue runs in the background. */
+async function eventually<T>(what: string, read: () => Promise<T> | T, check: (v: T) => boolean): Promise<T> {
+  let last: T | undefined;
+  for (let i = 0; i < 200; i++) {
+    last = await read();
+    if (check(last)) return last;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${what}: still ${JSON.stringify(last)}`);
+}
+
+/**
+ * Sync through HTTP on a real server to the cloud2-kv, cloud3-sm and repohost emulators, each
+ * through its client (the vendors' SDKs; the repository host's REST API with sealed values).
+ */
+describe('secret sync to cloud2-kv, cloud3-sm and repohost over HTTP', () => {
+  let t: TestServer;
+  let root: string;
+  let kv: Cloud2KeyVaultEmulator;
+  let sm: Cloud3SecretManagerEmulator;
+  let repohost: RepohostEmulator;
+  let accessor: string;
+  const dir = mkdtempSync(join(tmpdir(), 'strongroom-sync-ca-'));
+  const saved: Record<string, string | undefined> = {};
+  const env = (name: string, value: string) => {
+    saved[name] = process.env[name];
+    process.env[name] = value;
+  };
+
+  beforeAll(async () => {
+    kv = await Cloud2KeyVaultEmulator.start();
+    // Every call must carry a valid credential, so a wrong key is seen to fail.
+    sm = await Cloud3SecretManagerEmulator.start({ requireAuth: true });
+    repohost = await RepohostEmulator.start();
+    writeFileSync(join(dir, 'ca.pem'), kv.caCertificatePem as string);
+    // Operator settings, read when the server starts.
+    env('STRONGROOM_CLOUD2_KV_ORIGINS', kv.url);
+    env('AZURE_AUTHORITY_HOST', kv.url);
+    env('STRONGROOM_SYNC_CA_FILE', join(dir, 'ca.pem'));
+    env('STRONGROOM_CLOUD3_SM_ENDPOINT', sm.endpoint);
+    env('METADATA_SERVER_DETECTION', 'none');
+    env('STRONGROOM_REPOHOST_API_URL', repohost.url);
+    t = await startTestServer();
+    root = await initAndUnseal(t);
+    accessor = (await send('GET', 'sys/mounts/secret')).json.data.accessor as string;
+  }, 60_000);
+  afterAll(async () => {
+    await t?.stop();
+    await kv?.close();
+    await sm?.close();
+    await repohost?.close();
+    rmSync(dir, { recursive: true, force: true });
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  });
+
+  const send = (method: string, path: string, body?: unknown) => call(t.url, method, path, { token: root, ...(body !== undefined ? { body } : {}) });
+  const statusOf = async (dest: string, key: string) => (await send('GET', `sys/sync/destinations/${dest}/associations`)).json.data.associated_secrets[key];
+
+  it('syncs to cloud2-kv: versions per write, a delete purges so the name comes back, remove', async () => {
+    const app = kv.addClient();
+    expect((await send('POST', 'sys/sync/destinations/cloud2-kv/az', {
+      key_vault_uri: kv.url, tenant_id: kv.tenantId, client_id: app.clientId, client_secret: app.clientSecret, custom_tags: { team: 'web' },
+    })).status).toBe(200);
+    const name = `vault-${accessor.replace(/_/g, '-')}-app-db`;
+    const atKv = () => kv.secrets().find((s) => s.name === name);
+    const latest = () => atKv()?.versions.at(-1)?.value;
+
+    await send('POST', 'secret/data/app/db', { data: { password: 'one' } });
+    expect((await send('POST', 'sys/sync/destinations/cloud2-kv/az/associations/set', { mount: 'secret', secret_name: 'app/db' })).status).toBe(200);
+    await eventually('the first sync', latest, (v) => v === JSON.stringify({ password: 'one' }));
+    expect(atKv()?.versions.at(-1)?.tags).toEqual({ team: 'web', 'strongroom-managed': 'true' });
+    await eventually('SYNCED', () => statusOf('cloud2-kv/az', `${accessor}/app/db`), (a) => a?.sync_status === 'SYNCED');
+
+    await send('POST', 'secret/data/app/db', { data: { password: 'two' } });
+    await eventually('the update', latest, (v) => v === JSON.stringify({ password: 'two' }));
+    expect(atKv()?.versions).toHaveLength(2);
+
+    // A KV delete removes the secret for good (purged, not only soft-deleted): the undelete writes it anew.
+    await send('DELETE', 'secret/data/app/db');
+    await eventually('the delete and purge', atKv, (s) => s === undefined);
+    expect((await send('POST', 'secret/undelete/app/db', { versions: [2] })).status).toBe(204);
+    await eventually('the undelete', latest, (v) => v === JSON.stringify({ password: 'two' }));
+    expect(atKv()).toMatchObject({ deleted: false, versions: [expect.anything()] });
+
+    await send('POST', 'sys/sync/destinations/cloud2-kv/az/associations/remove', { mount: 'secret', secret_name: 'app/db' });
+    await eventually('the unsync', atKv, (s) => s === undefined);
+    expect((await send('DELETE', 'sys/sync/destinations/cloud2-kv/az')).status).toBe(204);
+  });
+
+  it('shows a cloud2-kv credential the directory refuses as a client-side error, the secret masked', async () => {
+    const app = kv.addClient();
+    const wrong = `${app.clientSecret}-wrong`;
+    await send('POST', 'sys/sync/destinations/cloud2-kv/bad', { key_vault_uri: kv.url, tenant_id: kv.tenantId, client_id: app.clientId, client_secret: wrong });
+    await send('POST', 'secret/data/bad', { data: { a: 'b' } });
+    await send('POST', 'sys/sync/destinations/cloud2-kv/bad/associations/set', { mount: 'secret', secret_name: 'bad' });
+    const failed = await eventually('the failure', () => statusOf('cloud2-kv/bad', `${accessor}/bad`), (a) => a?.sync_status.endsWith('_ERROR'));
+    expect(failed).toMatchObject({ sync_status: 'CLIENT_SIDE_ERROR' });
+    expect(failed.last_error).toMatch(/^cloud2-kv: /);
+    expect(failed.last_error).not.toContain(wrong);
+    // The right secret is taken up by the retries.
+    await send('POST', 'sys/sync/destinations/cloud2-kv/bad', { client_secret: app.clientSecret });
+    await send('POST', 'sys/sync/destinations/cloud2-kv/bad/associations/set', { mount: 'secret', secret_name: 'bad' });
+    await eventually('SYNCED', () => statusOf('cloud2-kv/bad', `${accessor}/bad`), (a) => a?.sync_status === 'SYNCED');
+    await send('DELETE', 'sys/sync/destinations/cloud2-kv/bad?purge=true');
+  });
+
+  it('purges a cloud2-kv destination: refused deletes leave it with purge_error, granted ones finish it', async () => {
+    const app = kv.addClient({ permissions: ['get', 'list', 'set'] });
+    await send('POST', 'sys/sync/destinations/cloud2-kv/purged', { key_vault_uri: kv.url, tenant_id: kv.tenantId, client_id: app.clientId, client_secret: app.clientSecret });
+    const name = `vault-${accessor.replace(/_/g, '-')}-purged`;
+    await send('POST', 'secret/data/purged', { data: { a: 'b' } });
+    await send('POST', 'sys/sync/destinations/cloud2-kv/purged/associations/set', { mount: 'secret', secret_name: 'purged' });
+    await eventually('the sync', () => kv.secrets().find((s) => s.name === name), (s) => s !== undefined);
+
+    expect((await send('DELETE', 'sys/sync/destinations/cloud2-kv/purged?purge=true')).status).toBe(204);
+    const held = await eventually('the purge error', () => send('GET', 'sys/sync/destinations/cloud2-kv/purged'), (r) => r.json.data?.purge_error !== '');
+    expect(Date.parse(held.json.data.purge_initiated_at)).toBeGreaterThan(0);
+    expect(held.json.data.purge_error).toMatch(/^unsyncing purged failed: cloud2-kv: Forbidden/);
+    expect((await send('GET', 'sys/sync/destinations/cloud2-kv/purged/associations')).json.data.associated_secrets).toEqual({});
+    expect(kv.secrets().find((s) => s.name === name)).toBeDefined();
+
+    kv.addClient({ clientId: app.clientId, clientSecret: app.clientSecret });
+    await eventually('the destination gone', () => send('GET', 'sys/sync/destinations/cloud2-kv/purged'), (r) => r.status === 404);
+    expect(kv.secrets().find((s) => s.name === name)).toBeUndefined();
+  }, 60_000);
+
+  it('syncs to cloud3-sm: one version per KV version, delete, destroy, remove; a foreign key is refused', async () => {
+    const account = sm.createServiceAccount('demo-project');
+    expect((await send('POST', 'sys/sync/destinations/cloud3-sm/gcp', { credentials: JSON.stringify(account), custom_tags: { team: 'web' } })).status).toBe(200);
+    const name = `projects/demo-project/secrets/vault_${accessor}_app_gcp`;
+    const atSm = () => sm.secrets().find((s) => s.name === name);
+    const values = () => (atSm()?.versions ?? []).map((v) => v.value);
+
+    await send('POST', 'secret/data/app/gcp', { data: { password: 'one' } });
+    await send('POST', 'sys/sync/destinations/cloud3-sm/gcp/associations/set', { mount: 'secret', secret_name: 'app/gcp' });
+    await eventually('the first sync', values, (v) => v.includes(JSON.stringify({ password: 'one' })));
+    expect(atSm()?.labels).toEqual({ team: 'web', 'strongroom-managed': 'true' });
+    await send('POST', 'secret/data/app/gcp', { data: { password: 'two' } });
+    await eventually('the second version', values, (v) => v.length === 2);
+    expect(values().sort()).toEqual([JSON.stringify({ password: 'one' }), JSON.stringify({ password: 'two' })].sort());
+    await eventually('SYNCED', () => statusOf('cloud3-sm/gcp', `${accessor}/app/gcp`), (a) => a?.sync_status === 'SYNCED');
+
+    expect((await send('POST', 'secret/destroy/app/gcp', { versions: [2] })).status).toBe(204);
+    await eventually('the destroy', atSm, (s) => s === undefined);
+    await send('POST', 'secret/data/app/gcp', { data: { password: 'three' } });
+    await eventually('the write after the destroy', values, (v) => v.length === 1 && v[0] === JSON.stringify({ password: 'three' }));
+    await send('POST', 'sys/sync/destinations/cloud3-sm/gcp/associations/remove', { mount: 'secret', secret_name: 'app/gcp' });
+    await eventually('the unsync', atSm, (s) => s === undefined);
+
+    // A key of another project reaches nothing here.
+    const other = sm.createServiceAccount('other-project');
+    await send('POST', 'sys/sync/destinations/cloud3-sm/gcp', { credentials: JSON.stringify({ ...other, project_id: 'demo-project' }) });
+    await send('POST', 'sys/sync/destinations/cloud3-sm/gcp/associations/set', { mount: 'secret', secret_name: 'app/gcp' });
+    const failed = await eventually('the refusal', () => statusOf('cloud3-sm/gcp', `${accessor}/app/gcp`), (a) => a?.sync_status === 'CLIENT_SIDE_ERROR');
+    expect(failed.last_error).toMatch(/^cloud3-sm: PERMISSION_DENIED/);
+    expect(failed.last_error).not.toContain('PRIVATE KEY');
+  });
+
+  it('syncs each key to repohost sealed to the repository\'s key, and to an environment\'s', async () => {
+    repohost.createRepository('acme/web');
+    const token = repohost.addToken({ repositories: ['acme/web'] });
+    expect((await send('POST', 'sys/sync/destinations/repohost/gh', { access_token: token, repository_owner: 'acme', repository_name: 'web' })).status).toBe(200);
+    await send('POST', 'secret/data/ci', { data: { api_key: 'k1', 'db-url': 'postgres://x' } });
+    await send('POST', 'sys/sync/destinations/repohost/gh/associations/set', { mount: 'secret', secret_name: 'ci' });
+    await eventually('both keys, opened by the host', () => [repohost.secretValue('acme/web', 'API_KEY'), repohost.secretValue('acme/web', 'DB_URL')],
+      (v) => v[0] === 'k1' && v[1] === 'postgres://x');
+
+    // A rotated key: the client reads the new one and seals again.
+    repohost.rotatePublicKey('acme/web');
+    await send('POST', 'secret/data/ci', { data: { api_key: 'k2' } });
+    await eventually('the update, the dropped key removed', () => [repohost.secretValue('acme/web', 'API_KEY'), repohost.secretValue('acme/web', 'DB_URL')],
+      (v) => v[0] === 'k2' && v[1] === undefined);
+    await send('POST', 'sys/sync/destinations/repohost/gh/associations/remove', { mount: 'secret', secret_name: 'ci' });
+    await eventually('the unsync', () => repohost.secretValue('acme/web', 'API_KEY'), (v) => v === undefined);
+
+    const made = await fetch(`${repohost.url}/repos/acme/web/environments/production`, { method: 'PUT', headers: { authorization: `token ${token}`, 'user-agent': 'test' } });
+    expect(made.status).toBe(200);
+    expect((await send('POST', 'sys/sync/destinations/repohost/gh-prod', {
+      access_token: token, repository_owner: 'acme', repository_name: 'web', environment_name: 'production',
+    })).status).toBe(200);
+    await send('POST', 'sys/sync/destinations/repohost/gh-prod/associations/set', { mount: 'secret', secret_name: 'ci' });
+    await eventually('the environment\'s secret', () => repohost.secretValue('acme/web', 'API_KEY', 'production'), (v) => v === 'k2');
+    expect(repohost.secretValue('acme/web', 'API_KEY')).toBeUndefined();
+  });
+});
