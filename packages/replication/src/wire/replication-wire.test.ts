@@ -111,6 +111,10 @@ async function startPrimary(overrides: Partial<ReplicationHandler> = {}, options
       calls.push({ method: 'merkleSync', caller });
       yield keys.map((key): KeyValue => ({ key, value: key.startsWith('gone') ? null : Buffer.from(`value of ${key}`) }));
     },
+    forward: async (request, caller) => {
+      calls.push({ method: 'forward', caller });
+      return { status: 200, body: { data: { echoed: request } }, lastWal: 43 };
+    },
     ...overrides,
   };
   const transport = new GrpcTransport({ id: 'p1', listen: '127.0.0.1:0', tls: { ca: cluster.caCert, cert: cluster.cert, key: cluster.key } });
