@@ -64,11 +64,11 @@ export class KindRouter implements ReplicationHandler {
     return this.wal.lastWal;
   }
 
-  activate(request: ActivateRequest, caller: PeerIdentity): Promise<ActivateResult> {
+  async activate(request: ActivateRequest, caller: PeerIdentity): Promise<ActivateResult> {
     return this.route(caller).activate(request, caller);
   }
 
-  ping(request: PingRequest, caller: PeerIdentity): Promise<PingResult> {
+  async ping(request: PingRequest, caller: PeerIdentity): Promise<PingResult> {
     return this.route(caller).ping(request, caller);
   }
 
@@ -76,7 +76,7 @@ export class KindRouter implements ReplicationHandler {
     return this.route(caller).streamWals(request, caller, signal);
   }
 
-  merkleDiff(request: MerkleDiffRequest, caller: PeerIdentity): Promise<MerkleDiffResult> {
+  async merkleDiff(request: MerkleDiffRequest, caller: PeerIdentity): Promise<MerkleDiffResult> {
     return this.route(caller).merkleDiff(request, caller);
   }
 
@@ -84,7 +84,7 @@ export class KindRouter implements ReplicationHandler {
     return this.route(caller).merkleSync(keys, caller, signal);
   }
 
-  forward(request: ForwardRequest, caller: PeerIdentity): Promise<ForwardResult> {
+  async forward(request: ForwardRequest, caller: PeerIdentity): Promise<ForwardResult> {
     return this.route(caller).forward(request, caller);
   }
 }
