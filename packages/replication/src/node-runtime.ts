@@ -117,6 +117,8 @@ export class NodeRuntime implements RoleRuntime {
     const client = runner?.activeClient();
     if (!runner || !client) throw new BadRequestError('this performance secondary is not connected to its primary: the write cannot be forwarded now');
     const answer = await client.forward(request, FORWARD_TIMEOUT_MS);
+    // A refused write changed nothing: there is nothing to wait for.
+    if (answer.status >= 400) return { ...answer, warnings: [] };
     const back = await runner.reached(answer.lastWal, FORWARD_WAIT_MS);
     return { ...answer, warnings: back ? [] : [NOT_BACK_YET] };
   }
