@@ -3,10 +3,12 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import { join } from 'node:path';
 import { BadRequestError } from '@strongroom/core';
-import type { PrimaryLink } from './dr-state';
+import type { PrimaryLink } from './role-state';
 
 /** What an activation token carries for its secondary. */
 export interface ActivationMaterial {
+  /** Absent in tokens that predate performance replication: DR. */
+  kind?: 'dr' | 'performance';
   secondary_id: string;
   primary: PrimaryLink;
 }

@@ -2,16 +2,22 @@ import { join } from 'node:path';
 import type { ClusterNode } from '@strongroom/cluster';
 import {
   BadRequestError, drOperationTokenPaths, revokeDrOperationToken, systemClock, verifyDrOperationToken,
-  type Clock, type Core, type CoreExtension, type Logger, type PathDefinition,
+  type Clock, type Core, type CoreExtension, type CoreReply, type ReplicationRoles, type Logger, type PathDefinition,
 } from '@strongroom/core';
-import { DrNodeRuntime } from './dr-node-runtime';
-import { DR_SECONDARY_PATHS, drPaths } from './dr-paths';
-import { DrReplication } from './dr-replication';
-import { DR_STATE_KEY } from './dr-state';
-import { CLUSTER_LOCAL_PREFIX } from './key-space';
+import { NodeRuntime, type PerformanceHooks } from './node-runtime';
+import { DR_SECONDARY_PATHS, rolePaths, statusPaths } from './role-paths';
+import { KindRouter } from './kind-router';
+import { classifyKey, CLUSTER_LOCAL_PREFIX } from './key-space';
 import { merkleAdapters } from './merkle-adapters';
 import { MerkleIndexer } from './merkle';
+import type { MerkleView } from './merkle-view';
+import { filterAllowsKey } from './paths-filter';
+import { performancePaths } from './performance-paths';
+import { MountIndex, mountsOf, performanceCore, type ForwardedWrite } from './performance-core';
+import { ReplicationRole } from './replication-role';
+import { KINDS, stateKey } from './role-state';
 import { WalTracker } from './wal-tracker';
+import { ReplicationServer } from './wire/replication-server';
 
 export interface ClusterReplicationOptions {
   cluster: ClusterNode;
@@ -30,9 +36,11 @@ const OPERATION_TOKEN_KEY = `${CLUSTER_LOCAL_PREFIX}replication/dr/operation-tok
  * secondary's stream). `start` once the cluster node has started; `close` before it closes.
  */
 export class ClusterReplication {
-  private dr: DrReplication | null = null;
+  private dr: ReplicationRole | null = null;
+  private performance: ReplicationRole | null = null;
+  private core: Core | null = null;
   private indexer: MerkleIndexer | null = null;
-  private runtime: DrNodeRuntime | null = null;
+  private runtimes: NodeRuntime[] = [];
   private readonly wal: WalTracker;
   private offFeed: (() => void) | null = null;
   private reloading: Promise<void> = Promise.resolve();
@@ -48,33 +56,43 @@ export class ClusterReplication {
     return (core) => {
       const { cluster } = this.options;
       const store = { storage: cluster.storage, key: OPERATION_TOKEN_KEY };
-      const dr = new DrReplication({
-        core, cluster, logger: this.options.logger, clock: this.clock,
-        merkle: {
-          status: () => this.merkleStatus(),
-          reindex: async (o) => {
-            this.requireIndexer().reindex({ diff: o.diff, force: o.force });
-            return {};
-          },
-          check: async () => (await this.requireIndexer().check()) as unknown as Record<string, unknown>,
+      const merkle: MerkleView = {
+        status: () => this.merkleStatus(),
+        reindex: async (o) => {
+          this.requireIndexer().reindex({ diff: o.diff, force: o.force });
+          return {};
         },
+        check: async () => (await this.requireIndexer().check()) as unknown as Record<string, unknown>,
+      };
+      const common = { core, cluster, logger: this.options.logger, clock: this.clock, merkle };
+      const dr = new ReplicationRole({
+        ...common, kind: 'dr', other: () => this.performance,
         operationTokens: { verify: (token) => verifyDrOperationToken(store, token), revoke: () => revokeDrOperationToken(store) },
       });
+      const performance = new ReplicationRole({ ...common, kind: 'performance', other: () => this.dr });
       this.dr = dr;
-      core.replication = dr;
+      this.performance = performance;
+      this.core = core;
+      const roles: ReplicationRoles & { forwardWrite(request: ForwardedWrite): Promise<CoreReply> } = {
+        drMode: () => dr.mode(),
+        performanceMode: () => performance.mode(),
+        servesOnDrSecondary: (path) => dr.servesOnDrSecondary(path),
+        forwardWrite: (request) => performance.forwardWrite(request),
+      };
+      core.replication = roles;
       const tokenPaths = drOperationTokenPaths({
         ...store, prefix: 'replication/dr/secondary/', shares: core.seal, sealed: () => core.sealed,
         proven: (rootKey, recovery) => {
           if (!recovery) dr.offerRootKey(rootKey);
         },
       }).map((path) => onlyOnSecondary(path, dr));
-      return { systemPaths: [...drPaths(dr), ...tokenPaths], sealedPaths: DR_SECONDARY_PATHS };
+      return { systemPaths: [...statusPaths(dr, performance), ...rolePaths(dr), ...rolePaths(performance), ...performancePaths(performance, core), ...tokenPaths], sealedPaths: DR_SECONDARY_PATHS };
     };
   }
 
   async start(): Promise<void> {
-    const dr = this.dr;
-    if (!dr) throw new Error('the replication extension was not given to the core');
+    const { dr, performance, core } = this;
+    if (!dr || !performance || !core) throw new Error('the replication extension was not given to the core');
     const { cluster, logger } = this.options;
     this.indexer = await MerkleIndexer.open({
       dir: join(this.options.dir, 'merkle'), feed: cluster.feed, clock: this.clock, logger,
@@ -85,30 +103,57 @@ export class ClusterReplication {
       },
     });
     await this.wal.start();
-    const runtime = new DrNodeRuntime({ cluster, dr, merkle: merkleAdapters(this.indexer), wal: this.wal, clock: this.clock, logger });
-    this.runtime = runtime;
-    dr.attachRuntime(runtime);
-    // The role is read again whenever it changes, and when the node under the feed changes
+    const router = new KindRouter(this.wal);
+    const server = new ReplicationServer({ handler: router, clock: this.clock, logger });
+    server.register(cluster);
+    router.attach(server);
+    const merkle = merkleAdapters(this.indexer);
+    const common = { cluster, router, merkle, wal: this.wal, clock: this.clock, logger };
+    const roles = [dr, performance];
+    this.runtimes = roles.map((role) => {
+      const runtime = new NodeRuntime({ ...common, dr: role, ...(role === performance ? { performance: this.performanceHooks(core, performance) } : {}) });
+      role.attachRuntime(runtime);
+      return runtime;
+    });
+    // The roles are read again whenever one changes, and when the node under the feed changes
     // (an empty batch: a join or the first start).
+    const stateKeys = new Set(KINDS.map(stateKey));
     this.offFeed = cluster.feed.subscribe((changes) => {
-      if (changes.length === 0 || changes.some((c) => 'restored' in c || c.ops.some((op) => op.key === DR_STATE_KEY))) this.reload();
+      if (changes.length === 0 || changes.some((c) => 'restored' in c || c.ops.some((op) => stateKeys.has(op.key)))) this.reload();
     });
     this.reload();
     await this.reloading;
-    runtime.start();
+    for (const runtime of this.runtimes) runtime.start();
+  }
+
+  /** What a performance primary and secondary ask of the core. */
+  private performanceHooks(core: Core, role: ReplicationRole): PerformanceHooks {
+    const perf = performanceCore(core);
+    const index = new MountIndex(() => mountsOf(core).mounts, () => this.clock.now());
+    const isShared = (key: string) => classifyKey(key) !== null && perf.replicationScope(key).scope === 'shared';
+    return {
+      selector: (id) => {
+        const s = role.current;
+        const filter = s.mode === 'primary' ? s.paths_filters?.[id] : undefined;
+        return filter ? (key) => isShared(key) && filterAllowsKey(filter, key, (uuid) => index.lookup(uuid)) : isShared;
+      },
+      forward: (request) => perf.handleForwarded({ ...request, operation: request.operation as ForwardedWrite['operation'] }),
+      sharedOnly: { isShared, changed: (keys) => perf.sharedChanged(keys) },
+    };
   }
 
   private reload(): void {
-    const dr = this.dr;
-    if (!dr) return;
-    this.reloading = this.reloading.then(() => dr.reload()).catch((err: unknown) => {
+    const roles = [this.dr, this.performance].filter((r): r is ReplicationRole => r !== null);
+    this.reloading = this.reloading.then(async () => {
+      for (const role of roles) await role.reload();
+    }).catch((err: unknown) => {
       this.options.logger.error('could not read this cluster\'s replication role', { err: (err as Error).message });
     });
   }
 
   async close(): Promise<void> {
     this.offFeed?.();
-    await this.runtime?.close();
+    for (const runtime of this.runtimes) await runtime.close();
     this.wal.close();
     await this.indexer?.close();
   }
@@ -129,12 +174,12 @@ export class ClusterReplication {
 }
 
 /** DR operation tokens are made on a DR secondary only: elsewhere the paths refuse. */
-function onlyOnSecondary(path: PathDefinition, dr: DrReplication): PathDefinition {
+function onlyOnSecondary(path: PathDefinition, dr: ReplicationRole): PathDefinition {
   const operations: PathDefinition['operations'] = {};
   for (const [op, handler] of Object.entries(path.operations)) {
     if (!handler) continue;
     operations[op as keyof PathDefinition['operations']] = async (req, fields) => {
-      if (dr.drMode() !== 'secondary') throw new BadRequestError('DR operation tokens are generated on a DR secondary only');
+      if (dr.mode() !== 'secondary') throw new BadRequestError('DR operation tokens are generated on a DR secondary only');
       return handler(req, fields);
     };
   }

@@ -29,4 +29,4 @@ export type {
 } from './merkle';
 export { ClusterReplication } from './extension';
 export type { ClusterReplicationOptions } from './extension';
-export { DrReplication } from './dr-replication';
+export { ReplicationRole } from './replication-role';

@@ -2,13 +2,13 @@ import type { CommittedChange, TxnOp } from '@strongroom/base';
 import type { ClusterNode } from '@strongroom/cluster';
 import type { Clock, Logger } from '@strongroom/core';
 import { ChangesNotRetainedError } from '@strongroom/raft';
-import type { PrimaryState } from './dr-state';
+import type { PrimaryState } from './role-state';
 import { classifyKey } from './key-space';
 import type { PeerIdentity } from './tls/peer-identity';
 import { CredentialRefusedError, NotActiveError, NotPrimaryError, WrongClusterError } from './wire/errors';
 import type { ReplicationHandler } from './wire/replication-server';
 import type {
-  ActivateRequest, ActivateResult, KeyValue, MerkleDiffRequest, MerkleDiffResult, PingRequest, PingResult, StreamWalsRequest, WalEntry, WalStreamItem,
+  ActivateRequest, ActivateResult, ForwardRequest, ForwardResult, KeyValue, MerkleDiffRequest, MerkleDiffResult, PingRequest, PingResult, StreamWalsRequest, WalEntry, WalStreamItem,
 } from './wire/types';
 import type { WalTracker } from './wal-tracker';
 
@@ -28,6 +28,13 @@ export interface PrimaryServiceOptions {
   logger: Logger;
   /** Spends a secondary's activation (its first call with the certificate issued with the token). */
   recordActivation(id: string, fingerprint: string, where: { api_address: string; cluster_address: string; node_id: string }): Promise<void>;
+  /**
+   * Performance only: the keys a secondary may receive (the shared ones its paths filter
+   * allows), asked once per change. Without it (DR), every replicated key.
+   */
+  selector?: (secondaryId: string) => (key: string) => boolean;
+  /** Performance only: runs a forwarded write on this node's core; without it, Forward is refused. */
+  forward?: (request: ForwardRequest) => Promise<{ status: number; body?: unknown }>;
 }
 
 /** A secondary not heard from for this long is shown disconnected. */
@@ -44,10 +51,12 @@ interface SecondaryLink {
   apiAddress: string;
   clusterAddress: string;
   stop: Set<() => void>;
+  /** Ends each stream with not_retained: the secondary syncs by Merkle tree (its filter changed). */
+  resync: Set<() => void>;
 }
 
 /**
- * The primary's half of DR replication, on every node of the primary (a standby points the
+ * The primary's half of one kind of replication, on every node of the primary (a standby points the
  * secondary at its active node): activation, pings, the WAL stream from the commit feed's
  * window, and the two Merkle calls.
  */
@@ -77,7 +86,7 @@ export class PrimaryService implements ReplicationHandler {
   private link(id: string): SecondaryLink {
     let link = this.links.get(id);
     if (!link) {
-      link = { lastHeartbeat: 0, durationMs: 0, skewMs: 0, streams: 0, nodeId: '', apiAddress: '', clusterAddress: '', stop: new Set() };
+      link = { lastHeartbeat: 0, durationMs: 0, skewMs: 0, streams: 0, nodeId: '', apiAddress: '', clusterAddress: '', stop: new Set(), resync: new Set() };
       this.links.set(id, link);
     }
     return link;
@@ -113,7 +122,10 @@ export class PrimaryService implements ReplicationHandler {
     if (request.apiAddress) link.apiAddress = request.apiAddress;
     if (request.clusterAddress) link.clusterAddress = request.clusterAddress;
     const active = this.options.cluster.leads;
-    return { clusterId: state.cluster_id, walSource: state.wal_source, active, activeClusterAddress: active ? null : this.activeClusterAddress(), lastWal: this.options.wal.lastWal };
+    return {
+      clusterId: state.cluster_id, walSource: state.wal_source, active, activeClusterAddress: active ? null : this.activeClusterAddress(), lastWal: this.options.wal.lastWal,
+      pathsFilter: state.paths_filters?.[caller.secondaryId] ?? null,
+    };
   }
 
   /** The WAL from `fromIndex` on, live after the window; ends on not_retained, revocation or loss of the lead. */
@@ -129,7 +141,14 @@ export class PrimaryService implements ReplicationHandler {
     link.streams++;
     const stop = new AbortController();
     const end = () => stop.abort();
+    let resync = false;
+    const restart = () => {
+      resync = true;
+      stop.abort();
+    };
     link.stop.add(end);
+    link.resync.add(restart);
+    const allows = this.allowsFor(caller.secondaryId);
     signal.addEventListener('abort', end);
     // Revocation and loss of the lead end the stream, checked between batches and on a timer.
     const watch = setInterval(() => {
@@ -139,21 +158,35 @@ export class PrimaryService implements ReplicationHandler {
     try {
       for await (const changes of this.options.cluster.feed.follow(request.fromIndex, stop.signal)) {
         let entries: WalEntry[] = [];
+        let through = 0;
+        let leftOut = false;
         for (const change of changes) {
           if ('restored' in change) {
             yield { kind: 'notRetained', lastWal: this.options.wal.lastWal };
             return;
           }
-          const entry = await this.entryOf(change);
-          if (!entry) continue;
+          through = change.index;
+          const entry = await this.entryOf(change, allows);
+          if (!entry) {
+            leftOut ||= change.ops.some((op) => classifyKey(op.key) !== null);
+            continue;
+          }
           entries.push(entry);
           if (entries.length >= BATCH_ENTRIES) {
-            yield { kind: 'batch', entries, lastWal: this.options.wal.lastWal };
+            yield { kind: 'batch', entries, lastWal: this.options.wal.lastWal, ...(this.options.selector ? { through } : {}) };
             entries = [];
+            leftOut = false;
           }
         }
-        if (entries.length > 0) yield { kind: 'batch', entries, lastWal: this.options.wal.lastWal };
+        // A filtered stream says how far it went even when it left out every change (a forwarded write waits for that).
+        if (entries.length > 0 || (leftOut && this.options.selector)) {
+          yield { kind: 'batch', entries, lastWal: this.options.wal.lastWal, ...(this.options.selector ? { through } : {}) };
+        }
         if (stop.signal.aborted) break;
+      }
+      if (resync) {
+        yield { kind: 'notRetained', lastWal: this.options.wal.lastWal };
+        return;
       }
       if (!signal.aborted) {
         const current = this.options.state();
@@ -170,13 +203,20 @@ export class PrimaryService implements ReplicationHandler {
       clearInterval(watch);
       link.streams--;
       link.stop.delete(end);
+      link.resync.delete(restart);
       signal.removeEventListener('abort', end);
     }
   }
 
-  private async entryOf(change: CommittedChange): Promise<WalEntry | null> {
+  /** What this secondary may receive: every replicated key for DR, a narrower set for performance. */
+  private allowsFor(secondaryId: string): (key: string) => boolean {
+    const narrower = this.options.selector?.(secondaryId);
+    return narrower ? (key) => classifyKey(key) !== null && narrower(key) : (key) => classifyKey(key) !== null;
+  }
+
+  private async entryOf(change: CommittedChange, allows: (key: string) => boolean): Promise<WalEntry | null> {
     if ('restored' in change) return null;
-    const ops = change.ops.filter((op) => classifyKey(op.key) !== null) as TxnOp[];
+    const ops = change.ops.filter((op) => allows(op.key)) as TxnOp[];
     if (ops.length === 0) return null;
     // The root before this entry is known once the index has applied the one before it.
     await this.options.merkle.caughtUp(change.index - 1).catch(() => undefined);
@@ -189,15 +229,24 @@ export class PrimaryService implements ReplicationHandler {
     // The entries reflect at least what last_wal says: streaming from it replays the rest.
     const lastWal = this.options.wal.lastWal;
     await this.options.merkle.caughtUp(this.options.cluster.feed.window().last ?? 0);
-    return { lastWal, leaves: this.options.merkle.diff(request) };
+    const leaves = this.options.merkle.diff(request);
+    if (!this.options.selector) return { lastWal, leaves };
+    // A filtered secondary is told only what it may hold: a leaf whose entries here are all
+    // left out still answers (empty), so that the secondary removes what it holds there.
+    const allows = this.allowsFor(caller.secondaryId);
+    return {
+      lastWal,
+      leaves: leaves.filter((l) => l.tree === 'replicated').map((l) => ({ ...l, entries: l.entries.filter((e) => allows(e.key)) })),
+    };
   }
 
   async *merkleSync(keys: string[], caller: PeerIdentity): AsyncGenerator<KeyValue[]> {
     this.requireCaller(caller);
     this.requireActive();
+    const allows = this.allowsFor(caller.secondaryId);
     let page: KeyValue[] = [];
     for (const key of keys) {
-      if (classifyKey(key) === null) continue;
+      if (!allows(key)) continue;
       page.push({ key, value: await this.options.cluster.storage.get(key) });
       if (page.length >= 256) {
         yield page;
@@ -205,6 +254,21 @@ export class PrimaryService implements ReplicationHandler {
       }
     }
     if (page.length > 0) yield page;
+  }
+
+  /** Performance: runs a secondary's forwarded write here, and answers with the last_wal that includes it. */
+  async forward(request: ForwardRequest, caller: PeerIdentity): Promise<ForwardResult> {
+    this.requireCaller(caller);
+    this.requireActive();
+    const run = this.options.forward;
+    if (!run) throw new CredentialRefusedError('unknown');
+    const reply = await run(request);
+    return { status: reply.status, ...(reply.body !== undefined ? { body: reply.body } : {}), lastWal: this.options.wal.lastWal };
+  }
+
+  /** Ends the secondary's streams with not_retained, so that it syncs by Merkle tree (what it may hold changed). */
+  resync(id: string): void {
+    for (const restart of this.links.get(id)?.resync ?? []) restart();
   }
 
   disconnect(id: string): void {

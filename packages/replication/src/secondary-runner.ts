@@ -1,8 +1,8 @@
 import type { TxnOp } from '@strongroom/base';
 import type { Advert, RaftStorage } from '@strongroom/cluster';
 import type { Clock, Logger } from '@strongroom/core';
-import { DR_APPLIED_KEY, encodeJson, readApplied, type AppliedMark, type PrimaryLink } from './dr-state';
-import type { SecondaryLive } from './dr-runtime';
+import { appliedKey, encodeJson, kindLabel, readApplied, type AppliedMark, type PathsFilter, type PrimaryLink, type ReplicationKind } from './role-state';
+import type { SecondaryLive } from './role-runtime';
 import { classifyKey } from './key-space';
 import type { ReplicationClient } from './wire/replication-client';
 import type { MerkleDiffRequest, MerkleDiffResult, WalEntry } from './wire/types';
@@ -16,7 +16,16 @@ export interface SecondaryMerkle {
   plan(leaves: MerkleDiffResult['leaves']): { fetch: string[]; remove: string[] };
 }
 
+/** What a performance secondary does beyond a DR one: it holds keys of its own, and its core serves. */
+export interface SharedOnly {
+  /** Whether a key this secondary holds is one the primary sends (else a Merkle sync never removes it). */
+  isShared(key: string): boolean;
+  /** The keys the stream or a Merkle sync just wrote: the core reloads what it holds from them. */
+  changed(keys: string[]): Promise<void>;
+}
+
 export interface SecondaryRunnerOptions {
+  kind: ReplicationKind;
   storage: RaftStorage;
   link: PrimaryLink;
   self: Advert;
@@ -30,6 +39,8 @@ export interface SecondaryRunnerOptions {
   connect(address: string, link: PrimaryLink): ReplicationClient;
   /** Called when the secondary fell out of the primary's window and synced by Merkle tree. */
   countMerkleSync(): Promise<void>;
+  /** Performance secondaries only. */
+  sharedOnly?: SharedOnly;
 }
 
 /** Between two pings of the primary while streaming; a few missed ones end the stream. */
@@ -55,8 +66,14 @@ export class SecondaryRunner {
   private lastRemoteWal = 0;
   private client: ReplicationClient | null = null;
   private readonly heartbeats = new Map<string, { at: number; durationMs: number; skewMs: number; connected: boolean }>();
+  /** The primary's index up to which this node has applied every change it was to receive (in memory: a forwarded write waits on it). */
+  private through = 0;
+  private readonly waiters = new Set<{ index: number; resolve: () => void }>();
+  private filter: PathsFilter | null = null;
+  private readonly name: string;
 
   constructor(private readonly options: SecondaryRunnerOptions) {
+    this.name = `${kindLabel(options.kind)} secondary`;
     this.live = {
       state: 'idle', connectionState: 'connecting', lastRemoteWal: 0, primaryClusterAddr: options.link.cluster_addrs[0] ?? '',
       lastStart: new Date(options.clock.now()).toISOString(), primaries: [],
@@ -65,6 +82,37 @@ export class SecondaryRunner {
 
   start(): void {
     this.running ??= this.loop();
+  }
+
+  /** The primary's paths filter for this secondary, as its last ping told. */
+  pathsFilter(): PathsFilter | null {
+    return this.filter;
+  }
+
+  /** The client to the primary's active node while the link is up. */
+  activeClient(): ReplicationClient | null {
+    return this.live.connectionState === 'ready' ? this.client : null;
+  }
+
+  /** Resolves true once this node has applied the primary's changes up to `index`, false after `ms`. */
+  reached(index: number, ms: number): Promise<boolean> {
+    if (this.through >= index) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter = { index, resolve: () => finish(true) };
+      const timer = this.options.clock.setTimer(ms, () => finish(false));
+      const finish = (ok: boolean) => {
+        timer.cancel();
+        this.waiters.delete(waiter);
+        resolve(ok);
+      };
+      this.waiters.add(waiter);
+    });
+  }
+
+  private advance(index: number): void {
+    if (index <= this.through) return;
+    this.through = index;
+    for (const w of [...this.waiters]) if (w.index <= index) w.resolve();
   }
 
   async stop(): Promise<void> {
@@ -85,7 +133,7 @@ export class SecondaryRunner {
 
   private async loop(): Promise<void> {
     let backoff = RETRY_MIN_MS;
-    const mark = await readApplied(this.options.storage).catch(() => null);
+    const mark = await readApplied(this.options.storage, this.options.kind).catch(() => null);
     if (mark && mark.wal_source === this.options.link.wal_source) this.lastRemoteWal = mark.last_wal ?? mark.index;
     while (!this.stopped) {
       try {
@@ -100,7 +148,7 @@ export class SecondaryRunner {
         this.live.state = 'idle';
         this.live.connectionState = 'disconnected';
         for (const h of this.heartbeats.values()) h.connected = false;
-        this.options.logger.warn('DR secondary: the link to the primary failed; retrying', { err: (err as Error).message });
+        this.options.logger.warn(`${this.name}: the link to the primary failed; retrying`, { err: (err as Error).message });
         this.client?.close();
         this.client = null;
         await sleep(backoff, this.abort.signal);
@@ -143,6 +191,7 @@ export class SecondaryRunner {
     const now = this.options.clock.now();
     const rtt = now - sent;
     this.heartbeats.set(address, { at: now, durationMs: rtt, skewMs: Math.round(pong.timeMs - (sent + rtt / 2)), connected: true });
+    if (pong.active) this.filter = pong.pathsFilter ?? null;
     return pong;
   }
 
@@ -150,15 +199,16 @@ export class SecondaryRunner {
   private async follow(client: ReplicationClient, address: string): Promise<void> {
     let fellBehind = false;
     while (!this.stopped) {
-      const mark = await readApplied(this.options.storage);
+      const mark = await readApplied(this.options.storage, this.options.kind);
       if (!mark || mark.wal_source !== this.options.link.wal_source) {
         await this.merkleSync(client);
         if (fellBehind) await this.options.countMerkleSync();
         continue;
       }
       this.lastRemoteWal = mark.last_wal ?? mark.index;
+      this.advance(mark.last_wal ?? mark.index);
       this.live.state = 'stream-wals';
-      this.options.logger.info('DR secondary: streaming the primary\'s WALs', { from_index: mark.index + 1 });
+      this.options.logger.info(`${this.name}: streaming the primary's WALs`, { from_index: mark.index + 1 });
       const outcome = await this.stream(client, address, mark);
       if (outcome === 'not-retained') {
         fellBehind = true;
@@ -190,6 +240,7 @@ export class SecondaryRunner {
       }, stop.signal)) {
         if (message.kind === 'notRetained') return 'not-retained';
         if (message.kind === 'batch' && message.entries.length > 0) mark = await this.apply(mark, message.entries);
+        if (message.kind === 'batch' && message.through) this.advance(message.through);
       }
       if (pingFailure) throw pingFailure;
       if (this.stopped) return 'ended';
@@ -214,12 +265,15 @@ export class SecondaryRunner {
     }
     if (last === mark.index) return mark;
     const next: AppliedMark = { wal_source: mark.wal_source, index: last };
+    const key = appliedKey(this.options.kind);
     const done = await this.options.storage.checkAndSet(
-      [{ key: DR_APPLIED_KEY, value: encodeJson(mark) }],
-      [...ops, { type: 'put', key: DR_APPLIED_KEY, value: encodeJson(next) }],
+      [{ key, value: encodeJson(mark) }],
+      [...ops, { type: 'put', key, value: encodeJson(next) }],
     );
     if (!done) throw new Error('the applied WAL mark changed under this node (another leader applied meanwhile)');
+    await this.tellChanged(ops.map((op) => op.key));
     this.lastRemoteWal = last;
+    this.advance(last);
     return next;
   }
 
@@ -228,9 +282,9 @@ export class SecondaryRunner {
     this.live.state = 'merkle-diff';
     await this.options.merkle.caughtUp(this.options.applied());
     const diff = await client.merkleDiff(this.options.merkle.summary());
-    const plan = this.options.merkle.plan(diff.leaves);
+    const plan = this.plan(diff.leaves);
     // A Merkle sync costs far more than streaming: operators want to see each one.
-    this.options.logger.info('DR secondary: Merkle sync with the primary', { fetch: plan.fetch.length, remove: plan.remove.length, last_wal: diff.lastWal });
+    this.options.logger.info(`${this.name}: Merkle sync with the primary`, { fetch: plan.fetch.length, remove: plan.remove.length, last_wal: diff.lastWal });
     this.live.state = 'merkle-sync';
     for (let i = 0; i < plan.remove.length; i += SYNC_PAGE_KEYS) {
       await this.options.storage.txn(plan.remove.slice(i, i + SYNC_PAGE_KEYS).map((key): TxnOp => ({ type: 'delete', key })));
@@ -245,9 +299,30 @@ export class SecondaryRunner {
         if (ops.length > 0) await this.options.storage.txn(ops);
       }
     }
+    await this.tellChanged([...plan.remove, ...plan.fetch]);
     const next: AppliedMark = { wal_source: this.options.link.wal_source, index: diff.lastWal, last_wal: diff.lastWal };
-    await this.options.storage.put(DR_APPLIED_KEY, encodeJson(next));
+    await this.options.storage.put(appliedKey(this.options.kind), encodeJson(next));
     this.lastRemoteWal = diff.lastWal;
+    this.advance(diff.lastWal);
+  }
+
+  /**
+   * A performance secondary keeps keys of its own (tokens, leases, local mounts) in both trees:
+   * only the shared tree is compared, and only shared keys are removed.
+   */
+  private plan(leaves: MerkleDiffResult['leaves']): { fetch: string[]; remove: string[] } {
+    const only = this.options.sharedOnly;
+    if (!only) return this.options.merkle.plan(leaves);
+    const plan = this.options.merkle.plan(leaves.filter((l) => l.tree === 'replicated'));
+    return { fetch: plan.fetch, remove: plan.remove.filter((key) => only.isShared(key)) };
+  }
+
+  private async tellChanged(keys: string[]): Promise<void> {
+    const only = this.options.sharedOnly;
+    if (!only || keys.length === 0) return;
+    await only.changed(keys).catch((err: unknown) => {
+      this.options.logger.warn(`${this.name}: the core could not reload what replication changed`, { err: (err as Error).message });
+    });
   }
 }
 

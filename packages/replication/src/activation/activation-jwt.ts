@@ -14,6 +14,8 @@ export interface ActivationClaims {
   /** The id of the wrapping token that holds the activation material. */
   jti: string;
   type: 'wrapping';
+  /** Which kind of secondary the token activates, so that the wrong enable refuses it before unwrapping (which spends it); absent: DR. */
+  kind?: 'dr' | 'performance';
 }
 
 /** A P-521 key pair (PEM: PKCS#8 and SPKI) for signing activation tokens. */
@@ -94,13 +96,14 @@ function parseJson(part: string): Record<string, unknown> | null {
 
 /** The claims, or the rule the payload breaks. */
 function claimsFrom(payload: Record<string, unknown>): ActivationClaims | string {
-  const { addr, exp, iat, jti, type } = payload;
+  const { addr, exp, iat, jti, type, kind } = payload;
   if (type !== 'wrapping') return 'its type claim must be "wrapping"';
   if (typeof addr !== 'string' || addr === '') return 'its addr claim must be a non-empty string';
   if (typeof jti !== 'string' || jti === '') return 'its jti claim must be a non-empty string';
   if (!Number.isSafeInteger(exp) || (exp as number) < 0) return 'its exp claim must be a whole number of seconds';
   if (!Number.isSafeInteger(iat) || (iat as number) < 0) return 'its iat claim must be a whole number of seconds';
-  return { addr, exp: exp as number, iat: iat as number, jti, type };
+  if (kind !== undefined && kind !== 'dr' && kind !== 'performance') return 'its kind claim must be "dr" or "performance"';
+  return { addr, exp: exp as number, iat: iat as number, jti, type, ...(kind !== undefined ? { kind } : {}) };
 }
 
 function checkClaims(claims: ActivationClaims): ActivationClaims {

@@ -3,7 +3,7 @@ import { systemClock, type Clock, type TimerHandle, type TxnOp } from '@strongro
 import { CLUSTER_SERVER_NAME } from '@strongroom/raft';
 import { ReplicationCallError, ReplicationUnavailableError, fromServiceError, type ReplicationWireError } from './errors';
 import { decodeOp, replicationService, type WireKeyValues, type WireWalMessage, type WireWalOp } from './replication-proto';
-import type { ActivateRequest, ActivateResult, KeyValue, MerkleDiffRequest, MerkleDiffResult, PingReply, PingRequest, StreamWalsRequest, WalEntry, WalStreamMessage } from './types';
+import type { ActivateRequest, ActivateResult, ForwardRequest, ForwardResult, KeyValue, MerkleDiffRequest, MerkleDiffResult, PingReply, PingRequest, StreamWalsRequest, WalEntry, WalStreamMessage } from './types';
 
 export interface ReplicationClientTls {
   /** The primary's cluster CA (PEM): its cluster certificate must chain to it. */
@@ -69,8 +69,25 @@ export class ReplicationClient {
     const answer = await this.unary(replicationService().ping, request ?? { nodeId: '', apiAddress: '', clusterAddress: '', timeMs: 0, lastRttMs: 0 }, this.options.timeoutMs);
     return {
       clusterId: answer.clusterId, active: answer.active, activeClusterAddress: answer.activeClusterAddress || null, timeMs: answer.timeMs,
-      lastWal: answer.lastWal, walSource: answer.walSource,
+      lastWal: answer.lastWal, walSource: answer.walSource, pathsFilter: parseFilter(answer.pathsFilter),
     };
+  }
+
+  /** A forwarded write, answered once the primary applied it (or refused it: its answer as it is). */
+  async forward(request: ForwardRequest, timeoutMs: number): Promise<ForwardResult> {
+    const answer = await this.unary(replicationService().forward, {
+      operation: request.operation, path: request.path, dataJson: JSON.stringify(request.data), namespace: request.namespace ?? '',
+      remoteAddress: request.remoteAddress ?? '',
+    }, timeoutMs);
+    let body: unknown;
+    if (answer.bodyJson !== '') {
+      try {
+        body = JSON.parse(answer.bodyJson);
+      } catch {
+        throw malformed('forwarded answer');
+      }
+    }
+    return { status: answer.status, ...(body !== undefined ? { body } : {}), lastWal: answer.lastWal };
   }
 
   async merkleDiff(request: MerkleDiffRequest): Promise<MerkleDiffResult> {
@@ -192,11 +209,22 @@ function decodeWalMessage(wire: WireWalMessage): WalStreamMessage {
       rootBefore: e.rootBefore,
       ops: e.ops.map(decodeWalOp),
     }));
-    return { kind: 'batch', entries, lastWal: wire.batch.lastWal };
+    return { kind: 'batch', entries, lastWal: wire.batch.lastWal, ...(wire.batch.through ? { through: wire.batch.through } : {}) };
   }
   if (wire.message === 'heartbeat' && wire.heartbeat) return { kind: 'heartbeat', timeMs: wire.heartbeat.timeMs, lastWal: wire.heartbeat.lastWal };
   if (wire.message === 'notRetained' && wire.notRetained) return { kind: 'notRetained', lastWal: wire.notRetained.lastWal };
   throw malformed('WAL message');
+}
+
+function parseFilter(text: string): PingReply['pathsFilter'] {
+  if (text === '') return null;
+  try {
+    const f = JSON.parse(text) as { mode?: unknown; paths?: unknown };
+    if ((f.mode === 'allow' || f.mode === 'deny') && Array.isArray(f.paths)) return { mode: f.mode, paths: f.paths.filter((p): p is string => typeof p === 'string') };
+  } catch {
+    // a malformed filter is shown as none
+  }
+  return null;
 }
 
 function decodeWalOp(wire: WireWalOp): TxnOp {

@@ -59,6 +59,7 @@ export interface WirePingResponse {
   timeMs: number;
   lastWal: number;
   walSource: string;
+  pathsFilter: string;
 }
 
 export interface WireStreamWalsRequest {
@@ -83,7 +84,7 @@ export interface WireWalEntry {
 }
 
 export interface WireWalMessage {
-  batch?: { entries: WireWalEntry[]; lastWal: number } | null;
+  batch?: { entries: WireWalEntry[]; lastWal: number; through: number } | null;
   heartbeat?: { timeMs: number; lastWal: number } | null;
   notRetained?: { lastWal: number } | null;
   message?: 'batch' | 'heartbeat' | 'notRetained';
@@ -106,6 +107,20 @@ export interface WireKeyValues {
   entries: { key: string; value?: Buffer }[];
 }
 
+export interface WireForwardRequest {
+  operation: string;
+  path: string;
+  dataJson: string;
+  namespace: string;
+  remoteAddress: string;
+}
+
+export interface WireForwardResponse {
+  status: number;
+  bodyJson: string;
+  lastWal: number;
+}
+
 export interface ReplicationService {
   definition: ServiceDefinition;
   activate: MethodDefinition<WireActivateRequest, WireActivateResponse>;
@@ -113,6 +128,7 @@ export interface ReplicationService {
   streamWals: MethodDefinition<WireStreamWalsRequest, WireWalMessage>;
   merkleDiff: MethodDefinition<WireMerkleDiffRequest, WireMerkleDiffResponse>;
   merkleSync: MethodDefinition<WireMerkleSyncRequest, WireKeyValues>;
+  forward: MethodDefinition<WireForwardRequest, WireForwardResponse>;
 }
 
 let loaded: ReplicationService | undefined;
@@ -133,6 +149,7 @@ export function replicationService(): ReplicationService {
       streamWals: method('StreamWals'),
       merkleDiff: method('MerkleDiff'),
       merkleSync: method('MerkleSync'),
+      forward: method('Forward'),
     };
   }
   return loaded;

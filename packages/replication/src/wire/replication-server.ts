@@ -8,9 +8,10 @@ import {
   encodeOp, opBytes, replicationService,
   type WireActivateRequest, type WireActivateResponse, type WireKeyValues, type WireMerkleDiffRequest, type WireMerkleDiffResponse,
   type WirePingRequest, type WirePingResponse, type WireStreamWalsRequest, type WireWalEntry, type WireWalMessage, type WireMerkleSyncRequest,
+  type WireForwardRequest, type WireForwardResponse,
 } from './replication-proto';
 import type {
-  ActivateRequest, ActivateResult, KeyValue, MerkleDiffRequest, MerkleDiffResult, PingRequest, PingResult, StreamWalsRequest, WalEntry, WalStreamItem,
+  ActivateRequest, ActivateResult, ForwardRequest, ForwardResult, KeyValue, MerkleDiffRequest, MerkleDiffResult, PingRequest, PingResult, StreamWalsRequest, WalEntry, WalStreamItem,
 } from './types';
 
 /**
@@ -33,6 +34,8 @@ export interface ReplicationHandler {
   merkleDiff(request: MerkleDiffRequest, caller: PeerIdentity): Promise<MerkleDiffResult>;
   /** The current value of each key, in any number of pages of any size: the wire cuts them. */
   merkleSync(keys: string[], caller: PeerIdentity, signal: AbortSignal): AsyncIterable<KeyValue[]>;
+  /** A performance secondary's forwarded write; refused for a DR secondary. */
+  forward(request: ForwardRequest, caller: PeerIdentity): Promise<ForwardResult>;
 }
 
 /** Where the service is served: a ClusterNode, or a GrpcTransport in tests. */
@@ -58,6 +61,9 @@ const MAX_SYNC_KEYS = 100_000;
 const MAX_DIFF_TREES = 16;
 const MAX_DIFF_LEAVES = 1 << 20;
 const MAX_HASH_BYTES = 64;
+/** A forwarded write's path and data, as a client's request body is bounded by the API. */
+const MAX_FORWARD_PATH = 4096;
+const MAX_FORWARD_DATA_BYTES = 32 * 1024 * 1024;
 /** The framing of an entry, beyond its operations. */
 const ENTRY_BYTES = 64;
 
@@ -113,13 +119,18 @@ export class ReplicationServer {
           const result = await this.handler.ping({ nodeId, apiAddress, clusterAddress, timeMs: Number(timeMs), lastRttMs: Number(lastRttMs) }, caller);
           return {
             clusterId: result.clusterId, active: result.active, activeClusterAddress: result.activeClusterAddress ?? '', timeMs: this.clock.now(),
-            lastWal: result.lastWal, walSource: result.walSource,
+            lastWal: result.lastWal, walSource: result.walSource, pathsFilter: result.pathsFilter ? JSON.stringify(result.pathsFilter) : '',
           };
         }),
       StreamWals: (call: ServerWritableStream<WireStreamWalsRequest, WireWalMessage>) => void this.serveWals(call),
       MerkleDiff: (call: ServerUnaryCall<WireMerkleDiffRequest, WireMerkleDiffResponse>, callback: sendUnaryData<WireMerkleDiffResponse>) =>
         this.unary(call, callback, async (caller) => this.handler.merkleDiff(checkDiffRequest(call.request), caller)),
       MerkleSync: (call: ServerWritableStream<WireMerkleSyncRequest, WireKeyValues>) => void this.serveSync(call),
+      Forward: (call: ServerUnaryCall<WireForwardRequest, WireForwardResponse>, callback: sendUnaryData<WireForwardResponse>) =>
+        this.unary(call, callback, async (caller) => {
+          const result = await this.handler.forward(checkForwardRequest(call.request), caller);
+          return { status: result.status, bodyJson: result.body === undefined ? '' : JSON.stringify(result.body), lastWal: result.lastWal };
+        }),
     };
   }
 
@@ -178,8 +189,14 @@ export class ReplicationServer {
             await write({ notRetained: { lastWal: item.lastWal } });
             return;
           }
+          const through = item.through ?? 0;
+          // A batch of no entries still tells how far the stream went (all its changes left out).
+          if (item.entries.length === 0 && through > 0) await write({ batch: { entries: [], lastWal: item.lastWal, through } });
           for (const entries of this.pages(item.entries, entryBytes)) {
-            await write({ batch: { entries: entries.map(encodeEntry), lastWal: item.lastWal } });
+            const last = entries[entries.length - 1] as WalEntry;
+            // Only the last page of a batch covers everything up to `through`.
+            const covered = last === item.entries[item.entries.length - 1] ? through : 0;
+            await write({ batch: { entries: entries.map(encodeEntry), lastWal: item.lastWal, through: covered } });
           }
           next = pull();
         }
@@ -283,6 +300,25 @@ function checkSyncKeys(keys: string[]): string[] {
   if (keys.length > MAX_SYNC_KEYS) throw invalid(`keys: at most ${MAX_SYNC_KEYS} keys per call`);
   if (keys.some((k) => k === '')) throw invalid('keys: a key must not be empty');
   return keys;
+}
+
+function checkForwardRequest(request: WireForwardRequest): ForwardRequest {
+  if (!['create', 'update', 'delete', 'patch'].includes(request.operation)) throw invalid('operation: a forwarded write is create, update, delete or patch');
+  if (request.path === '' || request.path.length > MAX_FORWARD_PATH) throw invalid(`path: 1 to ${MAX_FORWARD_PATH} characters`);
+  if (request.dataJson.length > MAX_FORWARD_DATA_BYTES) throw invalid('data_json: too large');
+  let data: unknown = {};
+  if (request.dataJson !== '') {
+    try {
+      data = JSON.parse(request.dataJson);
+    } catch {
+      throw invalid('data_json: not JSON');
+    }
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw invalid('data_json: not a JSON object');
+  return {
+    operation: request.operation, path: request.path, data: data as Record<string, unknown>,
+    ...(request.namespace !== '' ? { namespace: request.namespace } : {}), ...(request.remoteAddress !== '' ? { remoteAddress: request.remoteAddress } : {}),
+  };
 }
 
 function checkDiffRequest(request: WireMerkleDiffRequest): MerkleDiffRequest {

@@ -111,6 +111,10 @@ async function startPrimary(overrides: Partial<ReplicationHandler> = {}, options
       calls.push({ method: 'merkleSync', caller });
       yield keys.map((key): KeyValue => ({ key, value: key.startsWith('gone') ? null : Buffer.from(`value of ${key}`) }));
     },
+    forward: async (request, caller) => {
+      calls.push({ method: 'forward', caller });
+      return { status: 200, body: { data: { echoed: request } }, lastWal: 43 };
+    },
     ...overrides,
   };
   const transport = new GrpcTransport({ id: 'p1', listen: '127.0.0.1:0', tls: { ca: cluster.caCert, cert: cluster.cert, key: cluster.key } });
@@ -220,6 +224,19 @@ describe('replication wire: WAL stream', () => {
     expect(batches.every((b) => b.lastWal === 41)).toBe(true);
   });
 
+  it('tells how far a filtered stream went: on the last page of a batch only, and in a batch of no entries', async () => {
+    const primary = await startPrimary({}, { maxPageBytes: 4096 });
+    const entries = Array.from({ length: 8 }, (_, i) => entry(i + 1, put(`logical/k${i}`, 'x'.repeat(1000))));
+    primary.wal.push({ kind: 'batch', entries, lastWal: 12, through: 10 }, { kind: 'batch', entries: [], lastWal: 12, through: 12 });
+    const read = await readUntil(connect(primary.address).streamWals({ fromIndex: 1, primaryClusterId: '', walSource: '', nodeId: '', apiAddress: '', clusterAddress: '' }), (r) =>
+      r.some((m) => m.kind === 'batch' && m.through === 12),
+    );
+    const batches = read.filter((m) => m.kind === 'batch');
+    expect(batches.length).toBeGreaterThanOrEqual(3);
+    expect(batches.map((b) => b.through)).toEqual([...batches.slice(0, -2).map(() => undefined), 10, 12]);
+    expect(batches.at(-1)).toEqual({ kind: 'batch', entries: [], lastWal: 12, through: 12 });
+  });
+
   it('ends with not_retained when the index left the window', async () => {
     const primary = await startPrimary();
     primary.wal.push({ kind: 'notRetained', lastWal: 1234 });
@@ -287,6 +304,29 @@ describe('replication wire: Merkle diff and sync', () => {
     await expect(client.merkleDiff({ trees: Array.from({ length: 17 }, (_, i) => ({ tree: `t${i}`, leafHashes: [] })) })).rejects.toMatchObject({
       code: status.INVALID_ARGUMENT, message: expect.stringMatching(/trees: at most 16/),
     });
+  });
+});
+
+describe('replication wire: forwarded writes', () => {
+  it('carries a forwarded write and the primary\'s answer as they are, errors included', async () => {
+    const primary = await startPrimary();
+    const client = connect(primary.address);
+    const request = { operation: 'update', path: 'secret/data/x', data: { data: { a: 'b' }, n: [1, null] }, namespace: 'team/', remoteAddress: '10.0.0.9' };
+    await expect(client.forward(request, 5_000)).resolves.toEqual({ status: 200, body: { data: { echoed: request } }, lastWal: 43 });
+    expect(primary.calls.at(-1)).toMatchObject({ method: 'forward', caller: { secondaryId: 'dr-east' } });
+
+    const refusing = await startPrimary({ forward: async () => ({ status: 403, body: { errors: ['permission denied'] }, lastWal: 7 }) });
+    await expect(connect(refusing.address).forward({ operation: 'delete', path: 'secret/data/x', data: {} }, 5_000))
+      .resolves.toEqual({ status: 403, body: { errors: ['permission denied'] }, lastWal: 7 });
+    const empty = await startPrimary({ forward: async () => ({ status: 204, lastWal: 8 }) });
+    await expect(connect(empty.address).forward({ operation: 'delete', path: 'secret/data/x', data: {} }, 5_000)).resolves.toEqual({ status: 204, lastWal: 8 });
+  });
+
+  it('refuses a forwarded read or an empty path, naming the field', async () => {
+    const primary = await startPrimary();
+    const client = connect(primary.address);
+    await expect(client.forward({ operation: 'read', path: 'secret/x', data: {} }, 5_000)).rejects.toMatchObject({ code: status.INVALID_ARGUMENT, message: expect.stringMatching(/operation/) });
+    await expect(client.forward({ operation: 'update', path: '', data: {} }, 5_000)).rejects.toMatchObject({ code: status.INVALID_ARGUMENT, message: expect.stringMatching(/path/) });
   });
 });
 

@@ -34,6 +34,8 @@ export interface PingResult {
   /** The active node's cluster address when the answering node is not it, if known. */
   activeClusterAddress: string | null;
   lastWal: number;
+  /** A performance secondary's paths filter, if it has one. */
+  pathsFilter?: { mode: 'allow' | 'deny'; paths: string[] } | null;
 }
 
 /** A ping's answer as the secondary sees it: with the primary's clock, for the skew. */
@@ -62,7 +64,8 @@ export interface WalEntry {
 
 /** What the primary's handler yields on a WAL stream; the wire adds heartbeats. */
 export type WalStreamItem =
-  | { kind: 'batch'; entries: WalEntry[]; lastWal: number }
+  /** `through`: every change up to it was sent or left out on purpose (0 or absent: not said). */
+  | { kind: 'batch'; entries: WalEntry[]; lastWal: number; through?: number }
   /** `fromIndex` left the window: the stream ends, the secondary runs a Merkle diff. */
   | { kind: 'notRetained'; lastWal: number };
 
@@ -83,4 +86,20 @@ export interface MerkleDiffResult {
 export interface KeyValue {
   key: string;
   value: Buffer | null;
+}
+
+/** A write a performance secondary forwards to its primary. */
+export interface ForwardRequest {
+  operation: string;
+  path: string;
+  data: Record<string, unknown>;
+  namespace?: string;
+  remoteAddress?: string;
+}
+
+/** The primary's answer to a forwarded write, and its last_wal once the write applied. */
+export interface ForwardResult {
+  status: number;
+  body?: unknown;
+  lastWal: number;
 }

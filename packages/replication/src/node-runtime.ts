@@ -1,18 +1,32 @@
 import type { Advert, ClusterNode } from '@strongroom/cluster';
 import { BadRequestError, type Clock, type Logger, type TimerHandle } from '@strongroom/core';
-import type { DrReplication } from './dr-replication';
-import type { DrRuntime, SecondaryLive } from './dr-runtime';
-import { DR_LIVE_KEY, encodeJson, type DrState, type LiveRecord, type PrimaryLink } from './dr-state';
-import { PrimaryService, type PrimaryMerkle } from './primary-service';
-import { SecondaryRunner, type SecondaryMerkle } from './secondary-runner';
+import type { KindRouter } from './kind-router';
+import type { ReplicationRole } from './replication-role';
+import type { RoleRuntime, SecondaryLive } from './role-runtime';
+import { encodeJson, kindLabel, liveKey, type LiveRecord, type PathsFilter, type PrimaryLink, type RoleState } from './role-state';
+import { PrimaryService, type PrimaryMerkle, type PrimaryServiceOptions } from './primary-service';
+import { SecondaryRunner, type SecondaryMerkle, type SharedOnly } from './secondary-runner';
 import { CredentialRefusedError, NotActiveError, ReplicationWireError, WrongClusterError } from './wire/errors';
 import { ReplicationClient } from './wire/replication-client';
-import { ReplicationServer } from './wire/replication-server';
+import type { ForwardRequest, ForwardResult } from './wire/types';
 import type { WalTracker } from './wal-tracker';
 
-export interface DrNodeRuntimeOptions {
+/** What a performance runtime adds to a DR one. */
+export interface PerformanceHooks {
+  /** On the primary: the keys a secondary may receive. */
+  selector: NonNullable<PrimaryServiceOptions['selector']>;
+  /** On the primary: runs a forwarded write on this node's core. */
+  forward: NonNullable<PrimaryServiceOptions['forward']>;
+  /** On the secondary: which keys are its own, and the core's reload. */
+  sharedOnly: SharedOnly;
+}
+
+export interface NodeRuntimeOptions {
   cluster: ClusterNode;
-  dr: DrReplication;
+  dr: ReplicationRole;
+  /** The replication service of this node, shared by both kinds. */
+  router: KindRouter;
+  performance?: PerformanceHooks;
   merkle: PrimaryMerkle & SecondaryMerkle;
   wal: WalTracker;
   clock: Clock;
@@ -23,15 +37,21 @@ export interface DrNodeRuntimeOptions {
 const SUPERVISE_MS = 500;
 /** The live record is written when what it says changes, and at least this often while it leads. */
 const LIVE_REFRESH_MS = 10_000;
+/** How long a forwarded write waits for itself to stream back before answering with a warning. */
+const FORWARD_WAIT_MS = 2_000;
+/** How long the primary has to run a forwarded write. */
+const FORWARD_TIMEOUT_MS = 60_000;
+const NOT_BACK_YET = 'the write was applied on the primary but has not reached this secondary yet';
 
 /**
- * DR replication's runtime on one node: the primary's service on the cluster listener (every
- * node serves it; standbys point at the active node), and, on the node that leads a secondary
- * cluster, the stream from its primary.
+ * One kind of replication's runtime on one node: the primary's service on the cluster listener
+ * (every node serves it; standbys point at the active node), and, on the node that leads a
+ * secondary cluster, the stream from its primary.
  */
-export class DrNodeRuntime implements DrRuntime {
-  private readonly server: ReplicationServer;
+export class NodeRuntime implements RoleRuntime {
   private readonly primary: PrimaryService;
+  private readonly name: string;
+  private filters: Record<string, PathsFilter> = {};
   private runner: { link: PrimaryLink; runner: SecondaryRunner } | null = null;
   private timer: TimerHandle | null = null;
   private supervising: Promise<void> = Promise.resolve();
@@ -41,15 +61,16 @@ export class DrNodeRuntime implements DrRuntime {
   private lastLive: { text: string; at: number } | null = null;
   private writingLive = false;
 
-  constructor(private readonly options: DrNodeRuntimeOptions) {
-    const { cluster, dr, merkle, wal, clock, logger } = options;
+  constructor(private readonly options: NodeRuntimeOptions) {
+    const { cluster, dr, merkle, wal, clock, logger, performance } = options;
+    this.name = `${kindLabel(dr.kind)} replication`;
+    const state = () => (dr.current.mode === 'primary' ? dr.current : null);
     this.primary = new PrimaryService({
-      cluster, merkle, wal, clock, logger,
-      state: () => (dr.current.mode === 'primary' ? dr.current : null),
+      cluster, merkle, wal, clock, logger, state,
       recordActivation: (id, fingerprint, where) => dr.recordActivation(id, fingerprint, where),
+      ...(performance ? { selector: performance.selector, forward: performance.forward } : {}),
     });
-    this.server = new ReplicationServer({ handler: this.primary, clock, logger });
-    this.server.register(cluster);
+    options.router.serve(dr.kind, this.primary, state);
   }
 
   start(): void {
@@ -71,9 +92,35 @@ export class DrNodeRuntime implements DrRuntime {
     this.runner = null;
   }
 
-  stateChanged(state: DrState): void {
-    this.server.trustCas(state.mode === 'primary' ? [state.ca_cert] : []);
+  stateChanged(state: RoleState): void {
+    this.options.router.trust(this.options.dr.kind, state.mode === 'primary' ? [state.ca_cert] : []);
+    // A secondary whose paths filter changed syncs by Merkle tree: it removes what it may no longer hold and fetches what it now may.
+    const filters = state.mode === 'primary' ? state.paths_filters ?? {} : {};
+    for (const id of new Set([...Object.keys(filters), ...Object.keys(this.filters)])) {
+      if (JSON.stringify(filters[id] ?? null) !== JSON.stringify(this.filters[id] ?? null)) this.primary.resync(id);
+    }
+    this.filters = filters;
     this.supervise();
+  }
+
+  /** On a performance secondary: the primary's filter for it, as the last ping told. */
+  pathsFilter(): PathsFilter | null {
+    return this.runner?.runner.pathsFilter() ?? null;
+  }
+
+  /**
+   * On a performance secondary: runs a write on the primary, then waits up to 2 s for it to
+   * stream back here (so the client reads what it wrote), and answers the primary's reply.
+   */
+  async forwardWrite(request: ForwardRequest): Promise<ForwardResult & { warnings: string[] }> {
+    const runner = this.runner?.runner;
+    const client = runner?.activeClient();
+    if (!runner || !client) throw new BadRequestError('this performance secondary is not connected to its primary: the write cannot be forwarded now');
+    const answer = await client.forward(request, FORWARD_TIMEOUT_MS);
+    // A refused write changed nothing: there is nothing to wait for.
+    if (answer.status >= 400) return { ...answer, warnings: [] };
+    const back = await runner.reached(answer.lastWal, FORWARD_WAIT_MS);
+    return { ...answer, warnings: back ? [] : [NOT_BACK_YET] };
   }
 
   /** Starts, replaces or stops the secondary's stream to match the role and the leadership. */
@@ -93,6 +140,8 @@ export class DrNodeRuntime implements DrRuntime {
       await old?.runner.stop();
       if (!want) return;
       const runner = new SecondaryRunner({
+        kind: this.options.dr.kind,
+        ...(this.options.performance ? { sharedOnly: this.options.performance.sharedOnly } : {}),
         storage: this.options.cluster.storage, link: want, self: this.options.cluster.advert, nodeId: this.options.cluster.nodeId,
         merkle: this.options.merkle, applied: () => this.options.cluster.feed.window().last ?? 0,
         clock: this.options.clock, logger: this.options.logger,
@@ -101,7 +150,7 @@ export class DrNodeRuntime implements DrRuntime {
       });
       this.runner = { link: want, runner };
       runner.start();
-    }).catch((err: unknown) => this.options.logger.error('DR replication: could not change the stream', { err: (err as Error).message }));
+    }).catch((err: unknown) => this.options.logger.error(`${this.name}: could not change the stream`, { err: (err as Error).message }));
   }
 
   /** On the node that runs replication: keeps the live record current for the other nodes' status. */
@@ -123,7 +172,7 @@ export class DrNodeRuntime implements DrRuntime {
     const now = this.options.clock.now();
     if (this.lastLive && this.lastLive.text === text && now - this.lastLive.at < LIVE_REFRESH_MS) return;
     this.writingLive = true;
-    this.options.cluster.storage.put(DR_LIVE_KEY, encodeJson({ ...record, at: now }))
+    this.options.cluster.storage.put(liveKey(this.options.dr.kind), encodeJson({ ...record, at: now }))
       .then(() => { this.lastLive = { text, at: now }; })
       .catch(() => undefined)
       .finally(() => { this.writingLive = false; });
@@ -132,7 +181,7 @@ export class DrNodeRuntime implements DrRuntime {
   private resumeWipe(): void {
     if (this.wiping) return;
     this.wiping = this.options.dr.resumeWipe()
-      .catch((err: unknown) => this.options.logger.error('DR replication: could not wipe this secondary\'s own data; retrying', { err: (err as Error).message }))
+      .catch((err: unknown) => this.options.logger.error(`${this.name}: could not wipe this secondary's own data; retrying`, { err: (err as Error).message }))
       .finally(() => {
         this.wiping = null;
       });

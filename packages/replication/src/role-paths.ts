@@ -1,5 +1,5 @@
-import { BadRequestError, definePath, parseDurationSeconds, type PathDefinition } from '@strongroom/core';
-import type { DrReplication } from './dr-replication';
+import { BadRequestError, definePath, parseDurationSeconds, type FieldSchemas, type PathDefinition } from '@strongroom/core';
+import type { ReplicationRole } from './replication-role';
 
 /** Paths a DR secondary answers on any node, without a token: status, and what the DR operation token authorizes. */
 export const DR_SECONDARY_PATHS = [
@@ -23,8 +23,8 @@ function requireString(value: unknown, field: string): string {
   return value;
 }
 
-/** `sys/replication/status`, `sys/replication/dr/*`. */
-export function drPaths(dr: DrReplication): PathDefinition[] {
+/** `sys/replication/status` and each kind's status. */
+export function statusPaths(dr: ReplicationRole, performance: ReplicationRole): PathDefinition[] {
   const status = (read: () => Promise<Record<string, unknown>>) => ({
     read: async () => ({ data: await read() }),
   });
@@ -32,12 +32,29 @@ export function drPaths(dr: DrReplication): PathDefinition[] {
     definePath({
       pattern: 'replication/status',
       unauthenticated: true,
-      operations: status(async () => ({ dr: await dr.status(), performance: { mode: 'disabled' } })),
+      operations: status(async () => ({ dr: await dr.status(), performance: await performance.status() })),
     }),
     definePath({ pattern: 'replication/dr/status', unauthenticated: true, operations: status(() => dr.status()) }),
-    definePath({ pattern: 'replication/performance/status', unauthenticated: true, operations: status(async () => ({ mode: 'disabled' })) }),
+    definePath({ pattern: 'replication/performance/status', unauthenticated: true, operations: status(() => performance.status()) }),
+  ];
+}
+
+/**
+ * `sys/replication/<kind>/primary/*` and `secondary/*`, the same for both kinds but that a DR
+ * secondary's promote, disable and update-primary take a DR operation token instead of a
+ * client token (its core serves no tokens), and that the Merkle and operation-token
+ * endpoints are DR's.
+ */
+export function rolePaths(role: ReplicationRole): PathDefinition[] {
+  const dr = role;
+  const kind = role.kind;
+  const isDr = kind === 'dr';
+  // A performance secondary's core serves and checks tokens: its role changes are restricted like the primary's.
+  const secondaryAccess = isDr ? { unauthenticated: true } : { restricted: true };
+  const operationToken: FieldSchemas = isDr ? { dr_operation_token: { type: 'string' } } : {};
+  const paths = [
     definePath({
-      pattern: 'replication/dr/primary/enable',
+      pattern: `replication/${kind}/primary/enable`,
       restricted: true,
       fields: { primary_cluster_addr: { type: 'string', default: '' } },
       operations: {
@@ -45,17 +62,17 @@ export function drPaths(dr: DrReplication): PathDefinition[] {
       },
     }),
     definePath({
-      pattern: 'replication/dr/primary/demote',
+      pattern: `replication/${kind}/primary/demote`,
       restricted: true,
       operations: { update: async () => ({ warnings: await dr.demote() }) },
     }),
     definePath({
-      pattern: 'replication/dr/primary/disable',
+      pattern: `replication/${kind}/primary/disable`,
       restricted: true,
       operations: { update: async () => ({ warnings: await dr.disablePrimary() }) },
     }),
     definePath({
-      pattern: 'replication/dr/primary/secondary-token',
+      pattern: `replication/${kind}/primary/secondary-token`,
       restricted: true,
       sudo: true,
       fields: { id: { type: 'string' }, ttl: { type: 'string', default: '30m' }, secondary_public_key: { type: 'string', default: '' } },
@@ -75,7 +92,7 @@ export function drPaths(dr: DrReplication): PathDefinition[] {
       },
     }),
     definePath({
-      pattern: 'replication/dr/primary/revoke-secondary',
+      pattern: `replication/${kind}/primary/revoke-secondary`,
       restricted: true,
       fields: { id: { type: 'string' } },
       operations: {
@@ -86,12 +103,12 @@ export function drPaths(dr: DrReplication): PathDefinition[] {
       },
     }),
     definePath({
-      pattern: 'replication/dr/secondary/generate-public-key',
+      pattern: `replication/${kind}/secondary/generate-public-key`,
       restricted: true,
       operations: { update: async () => ({ data: { secondary_public_key: await dr.generatePublicKey() } }) },
     }),
     definePath({
-      pattern: 'replication/dr/secondary/enable',
+      pattern: `replication/${kind}/secondary/enable`,
       restricted: true,
       fields: {
         token: { type: 'string' }, primary_api_addr: { type: 'string', default: '' }, ca_file: { type: 'string', default: '' },
@@ -107,9 +124,9 @@ export function drPaths(dr: DrReplication): PathDefinition[] {
       },
     }),
     definePath({
-      pattern: 'replication/dr/secondary/promote',
-      fields: { dr_operation_token: { type: 'string' }, primary_cluster_addr: { type: 'string', default: '' }, force: { type: 'bool', default: false } },
-      unauthenticated: true,
+      pattern: `replication/${kind}/secondary/promote`,
+      fields: { ...operationToken, primary_cluster_addr: { type: 'string', default: '' }, force: { type: 'bool', default: false } },
+      ...secondaryAccess,
       operations: {
         update: async (_req, f) => ({
           warnings: await dr.promote({
@@ -119,16 +136,16 @@ export function drPaths(dr: DrReplication): PathDefinition[] {
       },
     }),
     definePath({
-      pattern: 'replication/dr/secondary/disable',
-      fields: { dr_operation_token: { type: 'string' } },
-      unauthenticated: true,
+      pattern: `replication/${kind}/secondary/disable`,
+      fields: { ...operationToken },
+      ...secondaryAccess,
       operations: { update: async (_req, f) => ({ warnings: await dr.disableSecondary(f.get('dr_operation_token')) }) },
     }),
     definePath({
-      pattern: 'replication/dr/secondary/update-primary',
-      unauthenticated: true,
+      pattern: `replication/${kind}/secondary/update-primary`,
+      ...secondaryAccess,
       fields: {
-        dr_operation_token: { type: 'string' }, token: { type: 'string' }, primary_api_addr: { type: 'string', default: '' },
+        ...operationToken, token: { type: 'string' }, primary_api_addr: { type: 'string', default: '' },
         ca_file: { type: 'string', default: '' }, ca_path: { type: 'string', default: '' }, update_primary_addrs: { type: 'comma-list' },
       },
       operations: {
@@ -145,8 +162,12 @@ export function drPaths(dr: DrReplication): PathDefinition[] {
         },
       },
     }),
+  ];
+  if (!isDr) return paths;
+  return [
+    ...paths,
     definePath({
-      pattern: 'replication/dr/secondary/operation-token/delete',
+      pattern: `replication/${kind}/secondary/operation-token/delete`,
       unauthenticated: true,
       fields: { dr_operation_token: { type: 'string' } },
       operations: {
@@ -157,7 +178,7 @@ export function drPaths(dr: DrReplication): PathDefinition[] {
       },
     }),
     definePath({
-      pattern: 'replication/dr/secondary/reindex',
+      pattern: `replication/${kind}/secondary/reindex`,
       unauthenticated: true,
       fields: {
         dr_operation_token: { type: 'string' }, diff: { type: 'bool', default: false }, force: { type: 'bool', default: false },
@@ -170,7 +191,7 @@ export function drPaths(dr: DrReplication): PathDefinition[] {
       },
     }),
     definePath({
-      pattern: 'replication/dr/secondary/merkle-check',
+      pattern: `replication/${kind}/secondary/merkle-check`,
       unauthenticated: true,
       fields: { dr_operation_token: { type: 'string' } },
       operations: { update: async (_req, f) => ({ data: await dr.merkleCheck(f.get('dr_operation_token')) }) },

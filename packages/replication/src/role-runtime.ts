@@ -1,5 +1,6 @@
 import type { Advert } from '@strongroom/cluster';
-import type { DrState, PrimaryLink } from './dr-state';
+import type { PathsFilter, PrimaryLink, RoleState } from './role-state';
+import type { ForwardRequest, ForwardResult } from './wire/types';
 
 /** A secondary's view of its link, for status. */
 export interface SecondaryLive {
@@ -12,8 +13,8 @@ export interface SecondaryLive {
 }
 
 /** What runs on the node that leads: the primary's WAL service, or the secondary's stream. */
-export interface DrRuntime {
-  stateChanged(state: DrState): void;
+export interface RoleRuntime {
+  stateChanged(state: RoleState): void;
   /** The primary's last WAL: the newest change to the replicated key space. */
   lastWal(): number;
   secondaries(): Array<Record<string, unknown>>;
@@ -24,4 +25,8 @@ export interface DrRuntime {
   activate(link: PrimaryLink, self: Advert): Promise<void>;
   /** Pings the addresses one at a time; the first of the set that answers. */
   pickPrimary(link: PrimaryLink, addrs: string[]): Promise<string>;
+  /** Performance secondary: the primary's filter for it, as last told. */
+  pathsFilter(): PathsFilter | null;
+  /** Performance secondary: a write run on the primary, answered once it streamed back (or with a warning after 2 s). */
+  forwardWrite(request: ForwardRequest): Promise<ForwardResult & { warnings: string[] }>;
 }

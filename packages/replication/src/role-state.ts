@@ -1,22 +1,51 @@
 import type { Storage } from '@strongroom/base';
 import { CLUSTER_LOCAL_PREFIX } from './key-space';
 
+/** The two kinds of replication; each has its own role, state and stream. */
+export type ReplicationKind = 'dr' | 'performance';
+export const KINDS: readonly ReplicationKind[] = ['dr', 'performance'];
+
+/** The kind as messages name it. */
+export function kindLabel(kind: ReplicationKind): string {
+  return kind === 'dr' ? 'DR' : 'performance';
+}
+
+function kindKey(kind: ReplicationKind, name: string): string {
+  return `${CLUSTER_LOCAL_PREFIX}replication/${kind}/${name}`;
+}
+
 /**
- * The DR role of this cluster, kept in its Raft store under the cluster-local prefix: every node
- * of the cluster reads it (a standby answers status, a new leader resumes the role), and it never
- * travels to another cluster. It is outside the barrier on purpose: a DR secondary's keyring is
- * the primary's, so what the secondary needs to reach its primary must not depend on it (the
- * same reasoning as the cluster's own TLS key, which is kept in the clear beside the Raft data).
+ * The role of this cluster for one kind, kept in its Raft store under the cluster-local prefix:
+ * every node of the cluster reads it (a standby answers status, a new leader resumes the role),
+ * and it never travels to another cluster. It is outside the barrier on purpose: a secondary's
+ * keyring is the primary's, so what the secondary needs to reach its primary must not depend on
+ * it (the same reasoning as the cluster's own TLS key, which is kept in the clear beside the
+ * Raft data).
  */
-export const DR_STATE_KEY = `${CLUSTER_LOCAL_PREFIX}replication/dr/state`;
+export function stateKey(kind: ReplicationKind): string {
+  return kindKey(kind, 'state');
+}
+
 /** The last WAL applied on a secondary, written in the same Raft entry as the WAL's own writes. */
-export const DR_APPLIED_KEY = `${CLUSTER_LOCAL_PREFIX}replication/dr/applied`;
+export function appliedKey(kind: ReplicationKind): string {
+  return kindKey(kind, 'applied');
+}
 
 /**
  * What the node that runs replication last saw of its links, for the other nodes' status: they
  * run no stream and hold no connection, but answer status all the same.
  */
-export const DR_LIVE_KEY = `${CLUSTER_LOCAL_PREFIX}replication/dr/live`;
+export function liveKey(kind: ReplicationKind): string {
+  return kindKey(kind, 'live');
+}
+
+/** Where `generate-public-key` keeps the private half, for `secondary/enable` to open the token with. */
+export function keypairKey(kind: ReplicationKind): string {
+  return kindKey(kind, 'activation-keypair');
+}
+
+export const DR_STATE_KEY = stateKey('dr');
+export const DR_APPLIED_KEY = appliedKey('dr');
 
 /** One secondary the primary issued an activation token to. */
 export interface SecondaryRecord {
@@ -35,6 +64,13 @@ export interface SecondaryRecord {
   node_id?: string;
 }
 
+/** Which mounts and namespaces a performance secondary receives. */
+export interface PathsFilter {
+  mode: 'allow' | 'deny';
+  /** Mount paths (`secret/`, `auth/userpass/`, `ns1/kv/`) and namespace paths (`ns1/`), each ending with '/'. */
+  paths: string[];
+}
+
 export interface PrimaryState {
   mode: 'primary';
   cluster_id: string;
@@ -47,6 +83,8 @@ export interface PrimaryState {
   /** Signs activation tokens (ES512, PKCS#8 PEM). */
   jwt_key: string;
   secondaries: Record<string, SecondaryRecord>;
+  /** Performance only: per secondary id, what it may receive. */
+  paths_filters?: Record<string, PathsFilter>;
 }
 
 /** What a secondary needs to reach its primary, as the activation token carried it. */
@@ -85,7 +123,7 @@ export interface DisabledState {
   mode: 'disabled';
 }
 
-export type DrState = PrimaryState | SecondaryState | DisabledState;
+export type RoleState = PrimaryState | SecondaryState | DisabledState;
 
 /** The WAL index space a secondary last applied from, and the index. */
 export interface AppliedMark {
@@ -96,9 +134,9 @@ export interface AppliedMark {
   last_wal?: number;
 }
 
-export async function readDrState(storage: Pick<Storage, 'get'>): Promise<DrState> {
-  const raw = await storage.get(DR_STATE_KEY);
-  return raw ? (JSON.parse(raw.toString('utf8')) as DrState) : { mode: 'disabled' };
+export async function readRoleState(storage: Pick<Storage, 'get'>, kind: ReplicationKind): Promise<RoleState> {
+  const raw = await storage.get(stateKey(kind));
+  return raw ? (JSON.parse(raw.toString('utf8')) as RoleState) : { mode: 'disabled' };
 }
 
 export function encodeJson(value: unknown): Buffer {
@@ -119,12 +157,12 @@ export interface LiveRecord {
   secondaries?: Array<Record<string, unknown>>;
 }
 
-export async function readLive(storage: Pick<Storage, 'get'>): Promise<LiveRecord | null> {
-  const raw = await storage.get(DR_LIVE_KEY);
+export async function readLive(storage: Pick<Storage, 'get'>, kind: ReplicationKind): Promise<LiveRecord | null> {
+  const raw = await storage.get(liveKey(kind));
   return raw ? (JSON.parse(raw.toString('utf8')) as LiveRecord) : null;
 }
 
-export async function readApplied(storage: Pick<Storage, 'get'>): Promise<AppliedMark | null> {
-  const raw = await storage.get(DR_APPLIED_KEY);
+export async function readApplied(storage: Pick<Storage, 'get'>, kind: ReplicationKind): Promise<AppliedMark | null> {
+  const raw = await storage.get(appliedKey(kind));
   return raw ? (JSON.parse(raw.toString('utf8')) as AppliedMark) : null;
 }

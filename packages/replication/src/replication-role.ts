@@ -2,19 +2,20 @@ import { randomUUID } from 'node:crypto';
 import type { TxnOp } from '@strongroom/base';
 import type { Check } from '@strongroom/raft';
 import type { ClusterNode } from '@strongroom/cluster';
-import { BadRequestError, type Clock, type Core, type Logger, type ReplicationRoles } from '@strongroom/core';
+import { BadRequestError, NotFoundError, type Clock, type Core, type CoreReply, type Logger } from '@strongroom/core';
 import { createActivationSigningKey, parseActivationJwt, signActivationJwt } from './activation/activation-jwt';
 import { decryptForSecondary, encryptToSecondary, generateSecondaryKeyPair } from './activation/secondary-key';
 import { fetchActivation, type ActivationMaterial } from './activation-fetch';
 import {
-  DR_APPLIED_KEY, DR_STATE_KEY, encodeJson, readApplied, readDrState, readLive,
-  type DrState, type PrimaryLink, type PrimaryState, type SecondaryState,
-} from './dr-state';
-import { DR_SECONDARY_PATHS } from './dr-paths';
-import { CLUSTER_LOCAL_PREFIX, classifyKey } from './key-space';
+  appliedKey, encodeJson, keypairKey, kindLabel, readApplied, readLive, readRoleState, stateKey,
+  type PathsFilter, type PrimaryLink, type PrimaryState, type ReplicationKind, type RoleState, type SecondaryState,
+} from './role-state';
+import { DR_SECONDARY_PATHS } from './role-paths';
+import { classifyKey } from './key-space';
 import type { MerkleView } from './merkle-view';
+import type { ForwardedWrite } from './performance-core';
 import { createReplicationCa, issueSecondaryCertificate } from './tls/replication-ca';
-import type { DrRuntime } from './dr-runtime';
+import type { RoleRuntime } from './role-runtime';
 
 /** What a DR operation token is checked against; generated from the key shares (see the core's root generation). */
 export interface OperationTokens {
@@ -22,17 +23,18 @@ export interface OperationTokens {
   revoke(): Promise<void>;
 }
 
-export interface DrReplicationOptions {
+export interface ReplicationRoleOptions {
+  kind: ReplicationKind;
   core: Core;
   cluster: ClusterNode;
   logger: Logger;
   clock: Clock;
   merkle: MerkleView;
-  operationTokens: OperationTokens;
+  /** DR only: promote, disable and update-primary of a DR secondary need one. */
+  operationTokens?: OperationTokens;
+  /** The other kind's role on this cluster, for what the two may not be at once. */
+  other?: () => ReplicationRole | null;
 }
-
-/** Where `generate-public-key` keeps the private half, for `secondary/enable` to open the token with. */
-const KEYPAIR_KEY = `${CLUSTER_LOCAL_PREFIX}replication/dr/activation-keypair`;
 /** Client certificates outlive their activation token: revoke-secondary is what cuts a secondary off. */
 const CLIENT_CERT_VALIDITY_MS = 10 * 365 * 24 * 3600 * 1000;
 /** Keys deleted per Raft entry when a new secondary's storage is wiped. */
@@ -40,47 +42,52 @@ const WIPE_BATCH = 512;
 const SECONDARY_SEALED = new Set(DR_SECONDARY_PATHS);
 
 /**
- * DR replication of this cluster: its role (kept in the cluster's own Raft store, so every node
- * knows it and a new leader resumes it), the role changes of the spec's table, and the runtime
- * on the node that leads: the WAL service a primary offers, the stream a secondary follows.
+ * One kind of replication (DR or performance) of this cluster: its role (kept in the cluster's
+ * own Raft store, so every node knows it and a new leader resumes it), the role changes of the
+ * spec's table, and the runtime on the node that leads: the WAL service a primary offers, the
+ * stream a secondary follows. The two kinds differ in what a secondary receives (DR: every
+ * replicated key; performance: the shared ones its paths filter allows), in whether its core
+ * serves (a performance secondary's does), and in the DR operation token.
  */
-export class DrReplication implements ReplicationRoles {
-  private state: DrState = { mode: 'disabled' };
-  private runtime: DrRuntime | null = null;
+export class ReplicationRole {
+  readonly kind: ReplicationKind;
+  private readonly label: string;
+  private state: RoleState = { mode: 'disabled' };
+  private runtime: RoleRuntime | null = null;
   private readonly cluster: ClusterNode;
   private readonly core: Core;
   private readonly logger: Logger;
   private readonly clock: Clock;
   readonly merkle: MerkleView;
-  private readonly tokens: OperationTokens;
+  private readonly tokens: OperationTokens | null;
+  private readonly other: () => ReplicationRole | null;
   private primaryRootKey: Buffer | null = null;
   /** Role changes run one at a time. */
   private changing: Promise<unknown> = Promise.resolve();
 
-  constructor(options: DrReplicationOptions) {
+  constructor(options: ReplicationRoleOptions) {
+    this.kind = options.kind;
+    this.label = kindLabel(options.kind);
+    this.other = options.other ?? (() => null);
     this.cluster = options.cluster;
     this.core = options.core;
     this.logger = options.logger;
     this.clock = options.clock;
     this.merkle = options.merkle;
-    this.tokens = options.operationTokens;
+    this.tokens = options.operationTokens ?? null;
   }
 
   /** The runtime is built by the extension once the wire exists (it needs this object). */
-  attachRuntime(runtime: DrRuntime): void {
+  attachRuntime(runtime: RoleRuntime): void {
     this.runtime = runtime;
   }
 
-  get current(): DrState {
+  get current(): RoleState {
     return this.state;
   }
 
-  drMode(): 'disabled' | 'primary' | 'secondary' {
+  mode(): 'disabled' | 'primary' | 'secondary' {
     return this.state.mode;
-  }
-
-  performanceMode(): 'disabled' {
-    return 'disabled';
   }
 
   servesOnDrSecondary(path: string): boolean {
@@ -89,7 +96,7 @@ export class DrReplication implements ReplicationRoles {
 
   /** Rereads the role from storage (at start, and whenever a committed change touched it). */
   async reload(): Promise<void> {
-    const next = await readDrState(this.cluster.storage);
+    const next = await readRoleState(this.cluster.storage, this.kind);
     const before = this.state.mode;
     this.state = next;
     this.runtime?.stateChanged(next);
@@ -107,16 +114,16 @@ export class DrReplication implements ReplicationRoles {
     };
     if (s.mode === 'disabled') return { mode: 'disabled' };
     // A node that does not run replication (a standby) answers from what the one that does last recorded.
-    const recorded = this.cluster.leads ? null : await readLive(this.cluster.storage).catch(() => null);
+    const recorded = this.cluster.leads ? null : await readLive(this.cluster.storage, this.kind).catch(() => null);
     if (s.mode === 'primary') {
       const lastWal = this.runtime?.lastWal() ?? 0;
       return {
-        mode: 'primary', cluster_id: s.cluster_id, state: 'running', last_wal: lastWal, last_dr_wal: lastWal, ...common,
+        mode: 'primary', cluster_id: s.cluster_id, state: 'running', last_wal: lastWal, ...(this.kind === 'dr' ? { last_dr_wal: lastWal } : { last_performance_wal: lastWal }), ...common,
         primary_cluster_addr: s.primary_cluster_addr, known_secondaries: Object.keys(s.secondaries).sort(),
         secondaries: recorded?.secondaries ?? this.runtime?.secondaries() ?? [],
       };
     }
-    const applied = await readApplied(this.cluster.storage);
+    const applied = await readApplied(this.cluster.storage, this.kind);
     const link = s.primary;
     const running = this.runtime?.secondaryStatus();
     const live = running ?? (recorded?.secondary ? {
@@ -141,11 +148,13 @@ export class DrReplication implements ReplicationRoles {
   enablePrimary(options: { primaryClusterAddr: string }): Promise<string[]> {
     return this.serial(async () => {
       const s = this.state;
-      if (s.mode === 'primary') throw new BadRequestError('this cluster is already a DR primary');
-      if (s.mode === 'secondary') throw new BadRequestError('this cluster is a DR secondary: promote it, or disable it first');
+      if (s.mode === 'primary') throw new BadRequestError(`this cluster is already a ${this.label} primary`);
+      if (s.mode === 'secondary') throw new BadRequestError(`this cluster is a ${this.label} secondary: promote it, or disable it first`);
+      // A DR secondary serves nothing, so it is no primary of any kind; a performance secondary may be a DR primary.
+      if (this.other()?.mode() === 'secondary' && this.kind === 'performance') throw new BadRequestError('this cluster is a DR secondary: promote it, or disable it first');
       if (options.primaryClusterAddr !== '') checkAddress(options.primaryClusterAddr, 'primary_cluster_addr');
       await this.write(await this.newPrimary(randomUUID(), options.primaryClusterAddr));
-      return ['This cluster is now a DR primary. Issue a secondary token (primary/secondary-token) for each DR secondary.'];
+      return [`This cluster is now a ${this.label} primary. Issue a secondary token (primary/secondary-token) for each ${this.label} secondary.`];
     });
   }
 
@@ -166,7 +175,7 @@ export class DrReplication implements ReplicationRoles {
         mode: 'secondary', cluster_id: s.cluster_id, secondary_id: '', primary: null, demoted: true, merkle_sync_count: 0, kept_primary: kept,
       };
       await this.write(next);
-      return ['This cluster is now a DR secondary with no primary: give it a new primary with secondary/update-primary and a secondary token.'];
+      return [`This cluster is now a ${this.label} secondary with no primary: give it a new primary with secondary/update-primary and a secondary token.`];
     });
   }
 
@@ -174,7 +183,7 @@ export class DrReplication implements ReplicationRoles {
     return this.serial(async () => {
       this.requirePrimary();
       await this.write({ mode: 'disabled' });
-      return ['DR replication is disabled: the secondaries can no longer connect, and enabling it again gives a new cluster ID.'];
+      return [`${capitalized(this.label)} replication is disabled: the secondaries can no longer connect, and enabling it again gives a new cluster ID.`];
     });
   }
 
@@ -193,6 +202,7 @@ export class DrReplication implements ReplicationRoles {
       if (!caCert) throw new BadRequestError('this node does not belong to a cluster yet');
       const client = await issueSecondaryCertificate({ caCert: s.ca_cert, caKey: s.ca_key }, options.id, CLIENT_CERT_VALIDITY_MS);
       const material: ActivationMaterial = {
+        kind: this.kind,
         secondary_id: options.id,
         primary: {
           cluster_id: s.cluster_id, wal_source: s.wal_source, cluster_addrs: this.primaryClusterAddrs(s),
@@ -213,11 +223,11 @@ export class DrReplication implements ReplicationRoles {
         reply = { request_id: randomUUID(), lease_id: '', renewable: false, lease_duration: 0, data: { token: sealed, id: options.id }, wrap_info: null, warnings: null, auth: null };
         await this.write({ ...s, secondaries: { ...s.secondaries, [options.id]: record } });
       } else {
-        const wrapped = await this.core.wrapping.wrap({ status: 200, body: { data: material } }, 'sys/replication/dr/primary/secondary-token', options.ttlSeconds);
+        const wrapped = await this.core.wrapping.wrap({ status: 200, body: { data: material } }, `sys/replication/${this.kind}/primary/secondary-token`, options.ttlSeconds);
         const body = wrapped.body as { wrap_info: Record<string, unknown> };
         const info = body.wrap_info;
         const jwt = signActivationJwt(s.jwt_key, {
-          addr: this.cluster.advert.api, exp: Math.floor(now / 1000) + options.ttlSeconds, iat: Math.floor(now / 1000), jti: String(info['token']), type: 'wrapping',
+          addr: this.cluster.advert.api, exp: Math.floor(now / 1000) + options.ttlSeconds, iat: Math.floor(now / 1000), jti: String(info['token']), type: 'wrapping', kind: this.kind,
         });
         reply = { ...body, wrap_info: { ...info, token: jwt } };
         await this.write({ ...s, secondaries: { ...s.secondaries, [options.id]: { ...record, wrap_accessor: String(info['accessor']) } } });
@@ -232,13 +242,67 @@ export class DrReplication implements ReplicationRoles {
       const record = s.secondaries[id];
       if (!record) throw new BadRequestError(`invalid value for "id": no secondary has ID "${id}"`);
       const { [id]: _gone, ...rest } = s.secondaries;
-      await this.write({ ...s, secondaries: rest });
+      const { [id]: _filter, ...filters } = s.paths_filters ?? {};
+      await this.write({ ...s, secondaries: rest, ...(s.paths_filters ? { paths_filters: filters } : {}) });
       if (record.wrap_accessor && !record.activated) {
         const entry = await this.core.tokens.lookupByAccessor(record.wrap_accessor);
         if (entry) await this.core.tokens.revokeTree(entry.hash);
       }
       this.runtime?.disconnect(id);
     });
+  }
+
+  // ---- performance secondary ------------------------------------------------------------
+
+  /** A write the core could not run here (it touches shared keys): the primary runs it, and its reply is the client's. */
+  async forwardWrite(request: ForwardedWrite): Promise<CoreReply> {
+    if (this.state.mode !== 'secondary') throw new BadRequestError(`this cluster is not a ${this.label} secondary`);
+    const answer = await this.requireRuntime().forwardWrite(request);
+    if (answer.warnings.length === 0) return { status: answer.status, body: answer.body };
+    const body = answer.body && typeof answer.body === 'object' && !Array.isArray(answer.body) ? answer.body as Record<string, unknown> : {};
+    const earlier = Array.isArray(body['warnings']) ? body['warnings'] as unknown[] : [];
+    return { status: answer.status === 204 ? 200 : answer.status, body: { ...body, warnings: [...earlier, ...answer.warnings] } };
+  }
+
+  /** The paths filter the primary has for this secondary, as it last said (null: none, or not known yet). */
+  secondaryFilter(): PathsFilter | null {
+    if (this.state.mode !== 'secondary') throw new BadRequestError(`this cluster is not a ${this.label} secondary`);
+    return this.runtime?.pathsFilter() ?? null;
+  }
+
+  // ---- performance primary: paths filters -------------------------------------------------
+
+  /** A performance secondary's paths filter; 404 when it has none. */
+  pathsFilter(id: string): PathsFilter {
+    const s = this.requirePrimary();
+    const filter = s.paths_filters?.[id];
+    if (!filter) throw new NotFoundError(`no paths filter for secondary "${id}"`);
+    return filter;
+  }
+
+  /** Creates or replaces a filter; the secondary's streams restart with a Merkle sync (see the runtime). */
+  setPathsFilter(id: string, filter: PathsFilter): Promise<void> {
+    return this.serial(async () => {
+      const s = this.requirePrimary();
+      if (!s.secondaries[id]) throw new BadRequestError(`invalid value for "id": no secondary has ID "${id}"`);
+      await this.write({ ...s, paths_filters: { ...(s.paths_filters ?? {}), [id]: filter } });
+    });
+  }
+
+  deletePathsFilter(id: string): Promise<void> {
+    return this.serial(async () => {
+      const s = this.requirePrimary();
+      if (!s.paths_filters?.[id]) return;
+      const { [id]: _gone, ...rest } = s.paths_filters;
+      await this.write({ ...s, paths_filters: rest });
+    });
+  }
+
+  /** The filter a secondary has, for dynamic-filter on the primary (null: it gets everything); 400 for an unknown secondary. */
+  filterOf(id: string): PathsFilter | null {
+    const s = this.requirePrimary();
+    if (!s.secondaries[id]) throw new BadRequestError(`invalid value for "id": no secondary has ID "${id}"`);
+    return s.paths_filters?.[id] ?? null;
   }
 
   /** The addresses a secondary is told to dial: the operator's (a load balancer), else every member's. */
@@ -250,7 +314,7 @@ export class DrReplication implements ReplicationRoles {
   }
 
   private requirePrimary(): PrimaryState {
-    if (this.state.mode !== 'primary') throw new BadRequestError('this cluster is not a DR primary');
+    if (this.state.mode !== 'primary') throw new BadRequestError(`this cluster is not a ${this.label} primary`);
     return this.state;
   }
 
@@ -258,14 +322,18 @@ export class DrReplication implements ReplicationRoles {
 
   async generatePublicKey(): Promise<string> {
     const pair = generateSecondaryKeyPair();
-    await this.cluster.storage.put(KEYPAIR_KEY, encodeJson(pair));
+    await this.cluster.storage.put(keypairKey(this.kind), encodeJson(pair));
     return pair.publicKey;
   }
 
   enableSecondary(options: { token: string; primaryApiAddr: string; caFile: string; caPath: string }): Promise<string[]> {
     return this.serial(async () => {
-      if (this.state.mode === 'secondary') throw new BadRequestError('this cluster is already a DR secondary');
-      if (this.state.mode === 'primary') throw new BadRequestError('this cluster is a DR primary: demote or disable it first');
+      if (this.state.mode === 'secondary') throw new BadRequestError(`this cluster is already a ${this.label} secondary`);
+      if (this.state.mode === 'primary') throw new BadRequestError(`this cluster is a ${this.label} primary: demote or disable it first`);
+      const other = this.other();
+      if (other?.mode() === 'secondary') throw new BadRequestError(`this cluster is a ${kindLabel(other.kind)} secondary: disable it first`);
+      // A DR secondary takes over from its primary alone: it cannot keep serving performance secondaries meanwhile.
+      if (this.kind === 'dr' && other?.mode() === 'primary') throw new BadRequestError('this cluster is a performance primary: disable it first');
       const material = await this.openToken(options);
       await this.activate(material);
       const next: SecondaryState = {
@@ -275,8 +343,8 @@ export class DrReplication implements ReplicationRoles {
       // The role first: the core stops serving before its data goes away under it.
       await this.write(next);
       await this.wipeNow();
-      this.logger.info('this cluster is now a DR secondary; its data is being replaced by the primary\'s', { secondary_id: material.secondary_id });
-      return ['This cluster is now a DR secondary: its data was cleared and is being copied from the primary. From now on it unseals with the primary\'s keys.'];
+      this.logger.info(`this cluster is now a ${this.label} secondary; its data is being replaced by the primary's`, { secondary_id: material.secondary_id });
+      return [`This cluster is now a ${this.label} secondary: its data was cleared and is being copied from the primary. From now on it unseals with the primary's keys.`];
     });
   }
 
@@ -284,7 +352,7 @@ export class DrReplication implements ReplicationRoles {
     return this.serial(async () => {
       const s = await this.requireSecondaryWithToken(options.operationToken);
       if (options.primaryClusterAddr !== '') checkAddress(options.primaryClusterAddr, 'primary_cluster_addr');
-      if (!options.force && !s.demoted && !(await readApplied(this.cluster.storage))) {
+      if (!options.force && !s.demoted && !(await readApplied(this.cluster.storage, this.kind))) {
         throw new BadRequestError('this secondary has not copied the primary\'s data yet; wait for it (status shows stream-wals), or set "force"');
       }
       // Mid-sync, part of the data is newer than the rest: promoting then serves a mix.
@@ -298,7 +366,7 @@ export class DrReplication implements ReplicationRoles {
         ? { mode: 'primary' as const, ...kept, wal_source: randomUUID(), secondaries: {}, primary_cluster_addr: options.primaryClusterAddr }
         : { ...(await this.newPrimary(s.cluster_id, options.primaryClusterAddr)) };
       await this.write(next);
-      return ['This cluster is now the DR primary: issue new secondary tokens to the other secondaries of the set.'];
+      return [`This cluster is now the ${this.label} primary: issue new secondary tokens to the other secondaries of the set.`];
     });
   }
 
@@ -307,7 +375,7 @@ export class DrReplication implements ReplicationRoles {
       await this.requireSecondaryWithToken(operationToken);
       await this.takePrimaryRootKey();
       await this.write({ mode: 'disabled' });
-      return ['DR replication is disabled on this cluster: it serves the data it holds as a cluster of its own.'];
+      return [`${capitalized(this.label)} replication is disabled on this cluster: it serves the data it holds as a cluster of its own.`];
     });
   }
 
@@ -346,7 +414,7 @@ export class DrReplication implements ReplicationRoles {
 
   async deleteOperationToken(operationToken: unknown): Promise<void> {
     await this.requireSecondaryWithToken(operationToken);
-    await this.tokens.revoke();
+    await this.tokens?.revoke();
   }
 
   async reindex(operationToken: unknown, options: { diff: boolean; force: boolean; skipFlush: boolean }): Promise<Record<string, unknown>> {
@@ -376,8 +444,11 @@ export class DrReplication implements ReplicationRoles {
     throw new BadRequestError('this node does not hold the primary\'s root key yet: generate the DR operation token on this node (it rebuilds the key from the shares), or restart and unseal it with the primary\'s keys');
   }
 
+  /** A DR secondary's changes need a DR operation token; a performance secondary's do not (its core serves and authorizes them). */
   private async requireSecondaryWithToken(token: unknown): Promise<SecondaryState> {
-    if (this.state.mode !== 'secondary') throw new BadRequestError('this cluster is not a DR secondary');
+    if (this.state.mode !== 'secondary') throw new BadRequestError(`this cluster is not a ${this.label} secondary`);
+    const state = this.state;
+    if (!this.tokens) return state;
     if (typeof token !== 'string' || token === '') throw new BadRequestError('missing required field "dr_operation_token"');
     if (!(await this.tokens.verify(token))) throw new BadRequestError('invalid value for "dr_operation_token": not a valid DR operation token');
     return this.state;
@@ -388,10 +459,11 @@ export class DrReplication implements ReplicationRoles {
     const { token } = options;
     if (token.split('.').length === 3) {
       const claims = parseActivationJwt(token);
+      this.requireOwnKind(claims.kind ?? 'dr');
       if (claims.exp * 1000 < this.clock.now()) throw new BadRequestError('invalid value for "token": the activation token has expired');
       return fetchActivation({ addr: options.primaryApiAddr || claims.addr, wrappingToken: claims.jti, caFile: options.caFile, caPath: options.caPath });
     }
-    const raw = await this.cluster.storage.get(KEYPAIR_KEY);
+    const raw = await this.cluster.storage.get(keypairKey(this.kind));
     if (!raw) throw new BadRequestError('invalid value for "token": not an activation token (and no key was made with secondary/generate-public-key)');
     const pair = JSON.parse(raw.toString('utf8')) as { privateKey: string };
     let opened: Buffer;
@@ -400,15 +472,24 @@ export class DrReplication implements ReplicationRoles {
     } catch {
       throw new BadRequestError('invalid value for "token": not an activation token for this cluster');
     }
-    return parseMaterial(opened);
+    const material = parseMaterial(opened);
+    this.requireOwnKind(material.kind ?? 'dr');
+    return material;
   }
+
+  /** A token of the other kind is refused before anything spends it. */
+  private requireOwnKind(kind: ReplicationKind): void {
+    if (kind === this.kind) return;
+    throw new BadRequestError(`invalid value for "token": it is a ${kindLabel(kind)} secondary token; use it with sys/replication/${kind}/secondary/enable`);
+  }
+
 
   /** The first call with the new certificate, which spends the activation: used, expired or revoked is refused here. */
   private async activate(material: ActivationMaterial): Promise<void> {
     await this.requireRuntime().activate(material.primary, this.cluster.advert);
   }
 
-  private requireRuntime(): DrRuntime {
+  private requireRuntime(): RoleRuntime {
     if (!this.runtime) throw new BadRequestError('replication is not running on this node');
     return this.runtime;
   }
@@ -441,15 +522,15 @@ export class DrReplication implements ReplicationRoles {
     for (let i = 0; i < keys.length; i += WIPE_BATCH) {
       await this.cluster.storage.txn(keys.slice(i, i + WIPE_BATCH).map((key): TxnOp => ({ type: 'delete', key })));
     }
-    await this.cluster.storage.delete(DR_APPLIED_KEY);
+    await this.cluster.storage.delete(appliedKey(this.kind));
   }
 
   // ---- storage ----------------------------------------------------------------------------
 
   /** Stores the role; every node (this one included) picks it up from the commit feed. */
-  private async write(next: DrState): Promise<void> {
+  private async write(next: RoleState): Promise<void> {
     const checks: Check[] = [];
-    await this.cluster.storage.checkAndSet(checks, [{ type: 'put', key: DR_STATE_KEY, value: encodeJson(next) }]);
+    await this.cluster.storage.checkAndSet(checks, [{ type: 'put', key: stateKey(this.kind), value: encodeJson(next) }]);
     await this.reload();
   }
 
@@ -477,6 +558,10 @@ export class DrReplication implements ReplicationRoles {
     this.changing = next.catch(() => undefined);
     return next;
   }
+}
+
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 function stripScheme(addr: string): string {

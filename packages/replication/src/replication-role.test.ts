@@ -1,0 +1,148 @@
+import type { Check } from '@strongroom/raft';
+import type { ClusterNode } from '@strongroom/cluster';
+import { MemoryStorage, NotFoundError, silentLogger, systemClock, type Core, type TxnOp } from '@strongroom/core';
+import { createActivationSigningKey, signActivationJwt } from './activation/activation-jwt';
+import { encryptToSecondary } from './activation/secondary-key';
+import { ReplicationRole } from './replication-role';
+import type { RoleRuntime } from './role-runtime';
+import type { RoleState } from './role-state';
+import { classifyKey } from './key-space';
+
+/** A cluster's Raft store as ReplicationRole uses it: every check passes (one writer here). */
+class Store extends MemoryStorage {
+  async checkAndSet(_checks: readonly Check[], ops: readonly TxnOp[]): Promise<boolean> {
+    await this.txn([...ops]);
+    return true;
+  }
+}
+
+function replicatedKeys(storage: Store): string[] {
+  return [...storage.data.keys()].filter((key) => classifyKey(key) !== null);
+}
+
+it('starts following the primary only once the secondary\'s own data is wiped', async () => {
+  const storage = new Store();
+  for (const key of ['core/keyring', 'core/mounts', 'logical/abc/secret/k1', 'sys/token/id/t1']) await storage.put(key, Buffer.from('old'));
+  const cluster = {
+    storage, advert: { api: 'http://127.0.0.1:1', cluster: '127.0.0.1:2' }, refreshActive: async () => {},
+  } as unknown as ClusterNode;
+  const dr = new ReplicationRole({
+    kind: 'dr', core: {} as Core, cluster, logger: silentLogger, clock: systemClock,
+    merkle: { status: () => ({ root: '', corrupted: false, lastReindexEpoch: '', lastCheckEpoch: '', reindex: null }), reindex: async () => ({}), check: async () => ({}) },
+    operationTokens: { verify: async () => false, revoke: async () => {} },
+  });
+  // What the runtime sees when told to follow a primary: the data a stream would start from.
+  const seenWhenFollowing: string[][] = [];
+  const runtime: RoleRuntime = {
+    stateChanged: (state: RoleState) => {
+      // The runtime streams from a primary only once no wipe is pending.
+      if (state.mode === 'secondary' && state.primary && !state.wipe_pending) seenWhenFollowing.push(replicatedKeys(storage));
+    },
+    lastWal: () => 0, secondaries: () => [], secondaryStatus: () => null, disconnect: () => {},
+    activate: async () => {}, pickPrimary: async () => '', pathsFilter: () => null,
+    forwardWrite: async () => ({ status: 200, lastWal: 0, warnings: [] }),
+  };
+  dr.attachRuntime(runtime);
+
+  const publicKey = await dr.generatePublicKey();
+  const material = {
+    secondary_id: 'dr-east',
+    primary: { cluster_id: 'c1', wal_source: 'w1', cluster_addrs: ['127.0.0.1:3'], api_addr: 'http://127.0.0.1:4', ca_cert: 'ca', cert: 'cert', key: 'key' },
+  };
+  await dr.enableSecondary({ token: encryptToSecondary(publicKey, Buffer.from(JSON.stringify(material))), primaryApiAddr: '', caFile: '', caPath: '' });
+
+  expect(seenWhenFollowing).toEqual([[]]);
+  expect(dr.current).toMatchObject({ mode: 'secondary', secondary_id: 'dr-east', primary: { cluster_id: 'c1' } });
+  expect(replicatedKeys(storage)).toEqual([]);
+});
+
+describe('the performance kind', () => {
+  const material = (kind?: 'dr' | 'performance') => ({
+    ...(kind ? { kind } : {}), secondary_id: 'perf-west',
+    primary: { cluster_id: 'c1', wal_source: 'w1', cluster_addrs: ['127.0.0.1:3'], api_addr: 'http://127.0.0.1:4', ca_cert: 'ca', cert: 'cert', key: 'key' },
+  });
+
+  function roles(runtime: Partial<RoleRuntime> = {}) {
+    const storage = new Store();
+    const cluster = {
+      storage, advert: { api: 'http://127.0.0.1:1', cluster: '127.0.0.1:2' }, refreshActive: async () => {}, clusterCa: () => 'cluster-ca',
+      configuration: () => ({ servers: [] }),
+    } as unknown as ClusterNode;
+    const core = { sealed: false, seal: { holdsStoredRootKey: async () => true } } as unknown as Core;
+    const merkle = { status: () => ({ root: '', corrupted: false, lastReindexEpoch: '', lastCheckEpoch: '', reindex: null }), reindex: async () => ({}), check: async () => ({}) };
+    let dr: ReplicationRole | null = null;
+    const perf = new ReplicationRole({ kind: 'performance', core, cluster, logger: silentLogger, clock: systemClock, merkle, other: () => dr });
+    dr = new ReplicationRole({
+      kind: 'dr', core, cluster, logger: silentLogger, clock: systemClock, merkle, other: () => perf,
+      operationTokens: { verify: async () => false, revoke: async () => {} },
+    });
+    const activated: string[] = [];
+    const full: RoleRuntime = {
+      stateChanged: () => {}, lastWal: () => 0, secondaries: () => [], secondaryStatus: () => null, disconnect: () => {},
+      activate: async (link) => { activated.push(link.cluster_id); }, pickPrimary: async () => '', pathsFilter: () => null,
+      forwardWrite: async () => ({ status: 200, lastWal: 0, warnings: [] }), ...runtime,
+    };
+    perf.attachRuntime(full);
+    dr.attachRuntime(full);
+    return { storage, perf, dr, activated };
+  }
+
+  it('refuses a DR token at performance enable before it is spent, and the reverse', async () => {
+    const { perf, dr, activated } = roles();
+    const perfKey = await perf.generatePublicKey();
+    const drToken = encryptToSecondary(perfKey, Buffer.from(JSON.stringify(material())));
+    await expect(perf.enableSecondary({ token: drToken, primaryApiAddr: '', caFile: '', caPath: '' }))
+      .rejects.toThrow('invalid value for "token": it is a DR secondary token; use it with sys/replication/dr/secondary/enable');
+    const drKey = await dr.generatePublicKey();
+    const perfToken = encryptToSecondary(drKey, Buffer.from(JSON.stringify(material('performance'))));
+    await expect(dr.enableSecondary({ token: perfToken, primaryApiAddr: '', caFile: '', caPath: '' })).rejects.toThrow(/it is a performance secondary token/);
+    // A wrapped token says its kind in its JWT: refused without asking the primary (which would spend it).
+    const jwtKey = createActivationSigningKey();
+    const jwt = signActivationJwt(jwtKey.privateKey, { addr: 'http://127.0.0.1:1', exp: 4_000_000_000, iat: 1, jti: 'wrap', type: 'wrapping', kind: 'dr' });
+    await expect(perf.enableSecondary({ token: jwt, primaryApiAddr: '', caFile: '', caPath: '' })).rejects.toThrow(/it is a DR secondary token/);
+    expect(activated).toEqual([]);
+    expect(perf.current.mode).toBe('disabled');
+    expect(dr.current.mode).toBe('disabled');
+  });
+
+  it('enables, promotes and disables a performance secondary without a DR operation token', async () => {
+    const { perf, dr } = roles();
+    const key = await perf.generatePublicKey();
+    await perf.enableSecondary({ token: encryptToSecondary(key, Buffer.from(JSON.stringify(material('performance')))), primaryApiAddr: '', caFile: '', caPath: '' });
+    expect(perf.mode()).toBe('secondary');
+    expect(dr.mode()).toBe('disabled');
+    await expect(dr.enableSecondary({ token: 'x', primaryApiAddr: '', caFile: '', caPath: '' })).rejects.toThrow('this cluster is a performance secondary: disable it first');
+    await perf.promote({ operationToken: undefined, primaryClusterAddr: '', force: true });
+    expect(perf.current).toMatchObject({ mode: 'primary', cluster_id: 'c1' });
+    await perf.disablePrimary();
+    expect(perf.mode()).toBe('disabled');
+  });
+
+  it('keeps a paths filter per secondary the primary knows', async () => {
+    const { perf } = roles();
+    await perf.enablePrimary({ primaryClusterAddr: '' });
+    await perf.secondaryToken({ id: 'perf-west', ttlSeconds: 60, publicKey: (await roles().perf.generatePublicKey()) });
+    await expect(perf.setPathsFilter('nobody', { mode: 'deny', paths: ['secret/'] })).rejects.toThrow('invalid value for "id": no secondary has ID "nobody"');
+    expect(() => perf.pathsFilter('perf-west')).toThrow(NotFoundError);
+    await perf.setPathsFilter('perf-west', { mode: 'deny', paths: ['secret/'] });
+    expect(perf.pathsFilter('perf-west')).toEqual({ mode: 'deny', paths: ['secret/'] });
+    expect(perf.filterOf('perf-west')).toEqual({ mode: 'deny', paths: ['secret/'] });
+    await perf.deletePathsFilter('perf-west');
+    expect(() => perf.pathsFilter('perf-west')).toThrow(NotFoundError);
+    expect(perf.filterOf('perf-west')).toBeNull();
+  });
+
+  it('answers a forwarded write with the primary\'s reply, and a warning when it has not streamed back yet', async () => {
+    const answers = [
+      { status: 204, lastWal: 5, warnings: ['the write was applied on the primary but has not reached this secondary yet'] },
+      { status: 400, body: { errors: ['missing required field "x"'] }, lastWal: 5, warnings: [] },
+    ];
+    const { perf } = roles({ forwardWrite: async () => answers.shift() as never });
+    const key = await perf.generatePublicKey();
+    await perf.enableSecondary({ token: encryptToSecondary(key, Buffer.from(JSON.stringify(material('performance')))), primaryApiAddr: '', caFile: '', caPath: '' });
+    await expect(perf.forwardWrite({ operation: 'update', path: 'secret/x', data: {} })).resolves.toEqual({
+      status: 200, body: { warnings: ['the write was applied on the primary but has not reached this secondary yet'] },
+    });
+    await expect(perf.forwardWrite({ operation: 'update', path: 'secret/x', data: {} })).resolves.toEqual({ status: 400, body: { errors: ['missing required field "x"'] } });
+  });
+});
