@@ -685,6 +685,18 @@ export class Core {
 
   private async reloadShared(keys: readonly string[]): Promise<void> {
     if (!this.ready || keys.length === 0) return;
+    if (keys.includes('core/keyring')) {
+      try {
+        await this.seal.reloadKeyring();
+      } catch (err) {
+        if (!(err instanceof SealedError)) throw err;
+        // The primary's keyring arrived (a new secondary): only the primary's root key opens
+        // it, so this node stops serving until it is unsealed with the primary's keys.
+        this.logger.warn('sealing: the replicated keyring opens only with the primary\'s keys; unseal this node with them', {});
+        await this.sealNow();
+        return;
+      }
+    }
     // A namespace's tables that arrive before its record are read with the record.
     const tableKeys = new Set<string>();
     for (const view of this.namespaces.all()) {

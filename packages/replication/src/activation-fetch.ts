@@ -10,6 +10,8 @@ export interface ActivationMaterial {
   /** Absent in tokens that predate performance replication: DR. */
   kind?: 'dr' | 'performance';
   secondary_id: string;
+  /** A performance secondary's own cluster ID, made with its token. */
+  secondary_cluster_id?: string;
   primary: PrimaryLink;
 }
 

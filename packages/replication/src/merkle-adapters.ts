@@ -1,5 +1,5 @@
 import type { KeyClass } from './key-space';
-import { answerDiff, LEAF_LEVEL, planSync, summarize, type LeafDiff, type MerkleIndexer } from './merkle';
+import { answerDiff, LEAF_LEVEL, LEAVES, planSync, summarize, type LeafDiff, type MerkleIndexer } from './merkle';
 import type { PrimaryMerkle } from './primary-service';
 import type { SecondaryMerkle } from './secondary-runner';
 import type { MerkleDiffRequest } from './wire/types';
@@ -25,6 +25,14 @@ export function merkleAdapters(indexer: MerkleIndexer): PrimaryMerkle & Secondar
     diff: (theirs) => {
       const hashes = (tree: KeyClass) => Buffer.concat(theirs.trees.find((t) => t.tree === tree)?.leafHashes ?? []);
       return answerDiff(indexer.tree, { level: LEAF_LEVEL, replicated: hashes('replicated'), local: hashes('local') }).leaves;
+    },
+    leavesHolding: (refused) => {
+      const out: LeafDiff[] = [];
+      for (let leaf = 0; leaf < LEAVES; leaf++) {
+        const entries = indexer.tree.leafEntries('replicated', leaf);
+        if (entries.some((e) => refused(e.key))) out.push({ tree: 'replicated', leaf, entries });
+      }
+      return out;
     },
     plan: (leaves) => planSync(indexer.tree, leaves as LeafDiff[]),
   };

@@ -72,6 +72,9 @@ function setup(filter?: PathsFilter) {
       { tree: 'replicated', leaf: 1, entries: [{ key: 'logical/kv/a', hash: Buffer.alloc(32) }, { key: 'logical/mine/b', hash: Buffer.alloc(32) }, { key: 'logical/hidden/c', hash: Buffer.alloc(32) }] },
       { tree: 'local', leaf: 2, entries: [{ key: 'sys/token/id/t', hash: Buffer.alloc(32) }] },
     ],
+    // Leaf 7's hash matches the secondary's, but it holds a key the filter now refuses.
+    leavesHolding: (refused) => [{ tree: 'replicated', leaf: 7, entries: [{ key: 'logical/hidden/old', hash: Buffer.alloc(32) }] }]
+      .filter((l) => l.entries.some((e) => refused(e.key))),
   };
   const forwarded: unknown[] = [];
   const service = new PrimaryService({
@@ -143,7 +146,11 @@ describe('a performance primary\'s stream', () => {
   it('answers a Merkle diff with the shared tree only, listing the entries the secondary may hold', async () => {
     const { caller, service } = setup({ mode: 'deny', paths: ['hidden/'] });
     const answer = await service.merkleDiff({ trees: [] }, caller);
-    expect(answer.leaves).toEqual([{ tree: 'replicated', leaf: 1, entries: [{ key: 'logical/kv/a', hash: Buffer.alloc(32) }] }]);
+    expect(answer.leaves).toEqual([
+      { tree: 'replicated', leaf: 1, entries: [{ key: 'logical/kv/a', hash: Buffer.alloc(32) }] },
+      // Equal hashes on both sides, but the secondary must drop what the filter now refuses.
+      { tree: 'replicated', leaf: 7, entries: [] },
+    ]);
   });
 
   it('gives in a Merkle sync only the values of keys the secondary may hold', async () => {

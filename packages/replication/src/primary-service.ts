@@ -17,6 +17,8 @@ export interface PrimaryMerkle {
   caughtUp(index: number): Promise<void>;
   /** The leaves whose hash differs from the secondary's, with this node's entries in each. */
   diff(theirs: MerkleDiffRequest): MerkleDiffResult['leaves'];
+  /** The replicated tree's leaves holding a key `allows` refuses, with this node's entries in each. */
+  leavesHolding(refused: (key: string) => boolean): MerkleDiffResult['leaves'];
   rootBefore(index: number): Buffer | undefined;
 }
 export interface PrimaryServiceOptions {
@@ -234,9 +236,14 @@ export class PrimaryService implements ReplicationHandler {
     // A filtered secondary is told only what it may hold: a leaf whose entries here are all
     // left out still answers (empty), so that the secondary removes what it holds there.
     const allows = this.allowsFor(caller.secondaryId);
+    // A leaf holding keys the secondary may not have answers too, even when its hash matches
+    // the secondary's (it still holds them from before a filter changed): it then removes them.
+    const answered = new Map<number, MerkleDiffResult['leaves'][number]>();
+    for (const l of leaves) if (l.tree === 'replicated') answered.set(l.leaf, l);
+    for (const l of this.options.merkle.leavesHolding((key) => !allows(key))) if (!answered.has(l.leaf)) answered.set(l.leaf, l);
     return {
       lastWal,
-      leaves: leaves.filter((l) => l.tree === 'replicated').map((l) => ({ ...l, entries: l.entries.filter((e) => allows(e.key)) })),
+      leaves: [...answered.values()].map((l) => ({ ...l, entries: l.entries.filter((e) => allows(e.key)) })),
     };
   }
 

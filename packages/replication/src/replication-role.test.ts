@@ -122,7 +122,7 @@ describe('the performance kind', () => {
     const { perf } = roles();
     await perf.enablePrimary({ primaryClusterAddr: '' });
     await perf.secondaryToken({ id: 'perf-west', ttlSeconds: 60, publicKey: (await roles().perf.generatePublicKey()) });
-    await expect(perf.setPathsFilter('nobody', { mode: 'deny', paths: ['secret/'] })).rejects.toThrow('invalid value for "id": no secondary has ID "nobody"');
+    await expect(perf.setPathsFilter('nobody', { mode: 'deny', paths: ['secret/'] })).rejects.toThrow('invalid value for "id": no secondary has ID or cluster ID "nobody"');
     expect(() => perf.pathsFilter('perf-west')).toThrow(NotFoundError);
     await perf.setPathsFilter('perf-west', { mode: 'deny', paths: ['secret/'] });
     expect(perf.pathsFilter('perf-west')).toEqual({ mode: 'deny', paths: ['secret/'] });

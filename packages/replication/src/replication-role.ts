@@ -131,7 +131,7 @@ export class ReplicationRole {
       primaryClusterAddr: recorded.secondary.primary_cluster_addr, lastStart: recorded.secondary.last_start, primaries: recorded.secondary.primaries,
     } : null);
     return {
-      mode: 'secondary', cluster_id: s.cluster_id, secondary_id: s.secondary_id,
+      mode: 'secondary', cluster_id: s.own_cluster_id ?? s.cluster_id, secondary_id: s.secondary_id,
       state: live?.state ?? 'idle', connection_state: live?.connectionState ?? 'disconnected',
       last_remote_wal: live?.lastRemoteWal ?? (link && applied?.wal_source === link.wal_source ? applied.last_wal ?? applied.index : 0),
       ...common,
@@ -201,16 +201,18 @@ export class ReplicationRole {
       const caCert = this.cluster.clusterCa();
       if (!caCert) throw new BadRequestError('this node does not belong to a cluster yet');
       const client = await issueSecondaryCertificate({ caCert: s.ca_cert, caKey: s.ca_key }, options.id, CLIENT_CERT_VALIDITY_MS);
+      const secondaryClusterId = this.kind === 'performance' ? randomUUID() : undefined;
       const material: ActivationMaterial = {
         kind: this.kind,
         secondary_id: options.id,
+        ...(secondaryClusterId ? { secondary_cluster_id: secondaryClusterId } : {}),
         primary: {
           cluster_id: s.cluster_id, wal_source: s.wal_source, cluster_addrs: this.primaryClusterAddrs(s),
           api_addr: this.cluster.advert.api, ca_cert: caCert, cert: client.cert, key: client.key,
         },
       };
       const record = {
-        id: options.id, fingerprint: client.fingerprint, issued_at: now, expires_at: now + options.ttlSeconds * 1000, activated: false,
+        id: options.id, ...(secondaryClusterId ? { cluster_id: secondaryClusterId } : {}), fingerprint: client.fingerprint, issued_at: now, expires_at: now + options.ttlSeconds * 1000, activated: false,
       };
       let reply: Record<string, unknown>;
       if (options.publicKey !== '') {
@@ -273,25 +275,34 @@ export class ReplicationRole {
   // ---- performance primary: paths filters -------------------------------------------------
 
   /** A performance secondary's paths filter; 404 when it has none. */
-  pathsFilter(id: string): PathsFilter {
+  /** A secondary named by its ID or, for a performance secondary, by the cluster ID its status shows. */
+  private secondaryIdOf(s: PrimaryState, id: string): string | null {
+    if (s.secondaries[id]) return id;
+    return Object.values(s.secondaries).find((r) => r.cluster_id === id)?.id ?? null;
+  }
+
+  pathsFilter(idOrCluster: string): PathsFilter {
     const s = this.requirePrimary();
+    const id = this.secondaryIdOf(s, idOrCluster) ?? idOrCluster;
     const filter = s.paths_filters?.[id];
     if (!filter) throw new NotFoundError(`no paths filter for secondary "${id}"`);
     return filter;
   }
 
   /** Creates or replaces a filter; the secondary's streams restart with a Merkle sync (see the runtime). */
-  setPathsFilter(id: string, filter: PathsFilter): Promise<void> {
+  setPathsFilter(idOrCluster: string, filter: PathsFilter): Promise<void> {
     return this.serial(async () => {
       const s = this.requirePrimary();
-      if (!s.secondaries[id]) throw new BadRequestError(`invalid value for "id": no secondary has ID "${id}"`);
+      const id = this.secondaryIdOf(s, idOrCluster);
+      if (!id) throw new BadRequestError(`invalid value for "id": no secondary has ID or cluster ID "${idOrCluster}"`);
       await this.write({ ...s, paths_filters: { ...(s.paths_filters ?? {}), [id]: filter } });
     });
   }
 
-  deletePathsFilter(id: string): Promise<void> {
+  deletePathsFilter(idOrCluster: string): Promise<void> {
     return this.serial(async () => {
       const s = this.requirePrimary();
+      const id = this.secondaryIdOf(s, idOrCluster) ?? idOrCluster;
       if (!s.paths_filters?.[id]) return;
       const { [id]: _gone, ...rest } = s.paths_filters;
       await this.write({ ...s, paths_filters: rest });
@@ -299,9 +310,10 @@ export class ReplicationRole {
   }
 
   /** The filter a secondary has, for dynamic-filter on the primary (null: it gets everything); 400 for an unknown secondary. */
-  filterOf(id: string): PathsFilter | null {
+  filterOf(idOrCluster: string): PathsFilter | null {
     const s = this.requirePrimary();
-    if (!s.secondaries[id]) throw new BadRequestError(`invalid value for "id": no secondary has ID "${id}"`);
+    const id = this.secondaryIdOf(s, idOrCluster);
+    if (!id) throw new BadRequestError(`invalid value for "id": no secondary has ID or cluster ID "${idOrCluster}"`);
     return s.paths_filters?.[id] ?? null;
   }
 
@@ -338,6 +350,7 @@ export class ReplicationRole {
       await this.activate(material);
       const next: SecondaryState = {
         mode: 'secondary', cluster_id: material.primary.cluster_id, secondary_id: material.secondary_id, primary: material.primary,
+        ...(material.secondary_cluster_id ? { own_cluster_id: material.secondary_cluster_id } : {}),
         demoted: false, merkle_sync_count: 0, wipe_pending: true,
       };
       // The role first: the core stops serving before its data goes away under it.
@@ -407,7 +420,10 @@ export class ReplicationRole {
         throw new BadRequestError('invalid value for "token": it is for another replication set; disable this secondary and enable it with the token instead');
       }
       await this.activate(material);
-      await this.write({ ...s, secondary_id: material.secondary_id, primary: material.primary, demoted: false, kept_primary: undefined });
+      await this.write({
+        ...s, secondary_id: material.secondary_id, primary: material.primary, demoted: false, kept_primary: undefined,
+        ...(material.secondary_cluster_id ? { own_cluster_id: material.secondary_cluster_id } : {}),
+      });
       return ['This secondary now follows the primary that issued the token; it catches up with a Merkle sync where its data differs.'];
     });
   }

@@ -50,6 +50,8 @@ export const DR_APPLIED_KEY = appliedKey('dr');
 /** One secondary the primary issued an activation token to. */
 export interface SecondaryRecord {
   id: string;
+  /** A performance secondary's own cluster ID (its status shows it; paths filters may name it). */
+  cluster_id?: string;
   /** SHA-256 of the client certificate issued with the token (hex). */
   fingerprint: string;
   /** The wrapping token's accessor, to revoke it when the secondary is revoked before use. */
@@ -102,7 +104,10 @@ export interface PrimaryLink {
 
 export interface SecondaryState {
   mode: 'secondary';
+  /** The replication set's cluster ID (the primary's). */
   cluster_id: string;
+  /** A performance secondary's own cluster ID, which its status shows and paths filters may name. */
+  own_cluster_id?: string;
   secondary_id: string;
   /** Null after a demotion or an update-primary with a blank token: no primary to stream from. */
   primary: PrimaryLink | null;
