@@ -8,7 +8,9 @@
 // section. `cache` counts the LevelDB reads behind reads of keys the active node of a cluster just
 // wrote; `merkle` times replication's Merkle index applying and reindexing 100,000 keys;
 // `replication` measures DR replication's lag next to the primary's commit latency, and a new
-// secondary catching up over 100,000 keys next to a Raft snapshot restore of the same data.
+// secondary catching up over 100,000 keys next to a Raft snapshot restore of the same data;
+// `sync` times a KV write reaching the cloud1-sm emulator and 1,000 secrets synced into one
+// destination next to direct SDK calls to the same emulator (sync.js).
 const path = require('node:path');
 const { createCipheriv, createSecretKey, randomBytes } = require('node:crypto');
 const { measureLoad, clientName } = require('./load');
@@ -21,6 +23,7 @@ const { runSnapshotBench } = require('./snapshot');
 const { runCacheBench } = require('./cache');
 const { runMerkleBench } = require('./merkle');
 const { runReplicationBench } = require('./replication');
+const { runSyncBench } = require('./sync');
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 
@@ -107,6 +110,7 @@ const SECTIONS = {
   cache: runCacheBench,
   merkle: runMerkleBench,
   replication: runReplicationBench,
+  sync: runSyncBench,
 };
 
 async function main() {

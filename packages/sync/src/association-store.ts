@@ -27,6 +27,11 @@ export interface Association {
    * an unsync deletes, and what a new version no longer holding a key removes.
    */
   synced: Record<string, { key?: string }>;
+  /**
+   * The KV version the destination was last made to hold (0: none, the secret being gone). A
+   * newer current version has a sync of its own coming, so the reconciliation leaves it to that.
+   */
+  synced_version?: number;
 }
 
 /** Where secrets point back at their associations: accessor, secret, then destination type and name. */

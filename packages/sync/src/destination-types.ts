@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { BadRequestError, type FieldSchemas } from '@strongroom/core';
+import { BadRequestError, parseDurationSeconds, type FieldSchemas } from '@strongroom/core';
 
 export const DESTINATION_TYPES = ['cloud1-sm', 'cloud2-kv', 'cloud3-sm', 'repohost', 'deployhost-project'] as const;
 export type DestinationType = (typeof DESTINATION_TYPES)[number];
@@ -52,6 +52,8 @@ export interface SyncSettings {
    * endpoint's or an emulator's authority.
    */
   extraCaCertificates?: string;
+  /** How often the destinations are read for out-of-band changes; 0: never; unset: the default (10 minutes). */
+  reconcileIntervalMs?: number;
 }
 
 export const DEFAULT_DEPLOYHOST_API_URL = 'https://api.vercel.com';
@@ -71,6 +73,7 @@ export function syncSettingsFromEnv(env: Record<string, string | undefined>, rea
   const authority = env['AZURE_AUTHORITY_HOST'];
   const cloud3 = env['STRONGROOM_CLOUD3_SM_ENDPOINT'];
   const caFile = env['STRONGROOM_SYNC_CA_FILE'];
+  const reconcile = env['STRONGROOM_SYNC_RECONCILE_INTERVAL'];
   return {
     cloud2KeyVaultOrigins: origins.map(originOf),
     ...(cloud1 ? { cloud1SmEndpoint: apiUrl('AWS_ENDPOINT_URL_SECRETS_MANAGER', cloud1) } : {}),
@@ -80,7 +83,14 @@ export function syncSettingsFromEnv(env: Record<string, string | undefined>, rea
     ...(cloud3 ? { cloud3SmEndpoint: hostPort('STRONGROOM_CLOUD3_SM_ENDPOINT', cloud3) } : {}),
     repohostApiUrl: apiUrl('STRONGROOM_REPOHOST_API_URL', env['STRONGROOM_REPOHOST_API_URL'] || DEFAULT_REPOHOST_API_URL),
     ...(caFile ? { extraCaCertificates: caCertificates(caFile, readFile) } : {}),
+    ...(reconcile !== undefined && reconcile.trim() !== '' ? { reconcileIntervalMs: interval('STRONGROOM_SYNC_RECONCILE_INTERVAL', reconcile) } : {}),
   };
+}
+
+function interval(variable: string, text: string): number {
+  const seconds = parseDurationSeconds(text);
+  if (seconds === null) throw new Error(`${variable}: must be a duration such as 10m or 30s (0: never), not ${JSON.stringify(text)}`);
+  return seconds * 1000;
 }
 
 function hostPort(variable: string, text: string): { host: string; port: number } {

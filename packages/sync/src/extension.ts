@@ -10,6 +10,7 @@ import { syncSettingsFromEnv, type SyncSettings } from './destination-types';
 import type { SecretReader, SyncFeed, SyncMount, SyncMounts } from './host';
 import { syncPaths } from './paths';
 import { startPurge } from './purge';
+import { DEFAULT_RECONCILE_BATCH, DEFAULT_RECONCILE_INTERVAL_MS, Reconciler } from './reconciler';
 import { SyncQueue } from './sync-queue';
 import { SyncRunner } from './sync-runner';
 import { SyncService } from './sync-service';
@@ -31,6 +32,8 @@ export interface SecretSyncOptions {
   clients?: DestinationClientFactory;
   clock?: Clock;
   logger?: Logger;
+  /** The most associations a reconciliation round reads at their destinations. */
+  reconcileBatch?: number;
 }
 
 /** The mount tables of a core, as sync reads them. */
@@ -63,11 +66,16 @@ export function secretSync(options: SecretSyncOptions): CoreExtension {
   const destinations = new DestinationStore(storage);
   const associations = new AssociationStore(storage);
   const queue = new SyncQueue(storage, () => clock.now());
-  const runner = new SyncRunner({
-    queue, associations, destinations, mounts: options.mounts, reader: options.reader, clients: options.clients ?? defaultClients, settings, clock,
+  const clients = options.clients ?? defaultClients;
+  const logger = options.logger ?? silentLogger;
+  const runner = new SyncRunner({ queue, associations, destinations, mounts: options.mounts, reader: options.reader, clients, settings, clock });
+  const reconciler = new Reconciler({
+    storage, queue, associations, destinations, mounts: options.mounts, reader: options.reader, clients, settings, clock, logger,
+    batch: options.reconcileBatch ?? DEFAULT_RECONCILE_BATCH,
   });
   const service = new SyncService({
-    storage, queue, associations, runner, clock, logger: options.logger ?? silentLogger, ...(options.feed ? { feed: options.feed } : {}),
+    storage, queue, associations, runner, clock, logger, ...(options.feed ? { feed: options.feed } : {}),
+    reconciler, reconcileIntervalMs: settings.reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS,
   });
   return {
     systemPaths: [

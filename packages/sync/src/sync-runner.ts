@@ -52,8 +52,17 @@ function writeToken(a: Association, name: string, state: SecretState & { live: t
   return hash('sha256', [associationId(a), name, state.version, state.createdTime].join('\0'), 'hex');
 }
 
+/**
+ * A reconciliation's put-back is a new external version, so it cannot share the token of the KV
+ * version's own write (a store that keeps versions would answer with that old version and change
+ * nothing); the same for every attempt of one operation.
+ */
+function reconcileToken(a: Association, name: string, op: SyncOperation): string {
+  return hash('sha256', [associationId(a), name, 'reconcile', op.seq, op.enqueued_at].join('\0'), 'hex');
+}
+
 /** Error text as stored and shown: any credential of the destination that an error quotes is masked. */
-function scrub(message: string, destination: Destination | null | undefined): string {
+export function scrub(message: string, destination: Destination | null | undefined): string {
   let out = message.slice(0, 1024);
   if (!destination) return out;
   for (const field of TYPE_SPECS[destination.type].credentials) {
@@ -92,17 +101,32 @@ export class SyncRunner {
       const mount = this.deps.mounts.byAccessor(op.accessor);
       // A mount disabled since is a secret that is gone.
       const state: SecretState = mount && isKvV2(mount) ? await this.deps.reader.read(mount, op.secret_name) : { live: false };
+      if (op.cause === 'reconcile' && op.version > 0 && state.live && state.version !== op.version) {
+        // Found changed out of band at an older version: the newer version's own sync, queued after this, puts it right.
+        await queue.exclusive(async (t) => t.complete(op));
+        return true;
+      }
       const wanted = state.live && mount ? externalSecrets(association, mount, state.data) : [];
       const stale = new Set(Object.keys(association.synced).filter((n) => !wanted.some((w) => w.name === n)));
       // What an attempt that crashed before recording its result may have written.
       if (!state.live && mount && association.granularity === 'secret-path') stale.add((externalSecrets(association, mount, null)[0] as Wanted).name);
       await this.withClient(destination, async (client) => {
-        for (const w of wanted) await client.put(w.name, w.value, writeToken(association, w.name, state as SecretState & { live: true }));
+        for (const w of wanted) {
+          if (op.cause === 'reconcile') {
+            // Only what differs is written again: a reconciliation adds no version where nothing changed.
+            const now = await client.read(w.name);
+            if (now.exists && now.value === w.value) continue;
+            await client.put(w.name, w.value, reconcileToken(association, w.name, op));
+          } else {
+            await client.put(w.name, w.value, writeToken(association, w.name, state as SecretState & { live: true }));
+          }
+        }
         for (const name of stale) await client.remove(name);
       });
       await this.finish(op, (a) => {
         a.synced = Object.fromEntries(wanted.map((w) => [w.name, w.key !== undefined ? { key: w.key } : {}]));
         a.sync_status = state.live ? 'SYNCED' : 'UNSYNCED';
+        a.synced_version = state.live ? state.version : 0;
         delete a.last_error;
       });
       return true;

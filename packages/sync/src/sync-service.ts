@@ -3,6 +3,7 @@ import type { BackgroundService, LogicalStorage, LogicalOp } from '@strongroom/c
 import { associationId, putAssociationOps, refOf, type Association, type AssociationStore } from './association-store';
 import { CHANGES_NOT_RETAINED, type SyncFeed } from './host';
 import { loadSyncConfig } from './sync-config';
+import type { Reconciler } from './reconciler';
 import type { NewOperation, SyncQueue } from './sync-queue';
 import type { SyncRunner } from './sync-runner';
 
@@ -25,6 +26,9 @@ export interface SyncServiceDeps {
   runner: SyncRunner;
   /** Absent: only the API queues work (no KV change reaches the queue). */
   feed?: SyncFeed;
+  /** Looks for out-of-band changes every `reconcileIntervalMs`; absent or 0: never. */
+  reconciler?: Reconciler;
+  reconcileIntervalMs?: number;
   clock: Clock;
   logger: Logger;
 }
@@ -90,6 +94,8 @@ export class SyncService implements BackgroundService {
     this.offEnqueue = this.deps.queue.onEnqueue(() => this.wake());
     this.loops = [this.drain(controller.signal)];
     if (this.deps.feed) this.loops.push(this.follow(this.deps.feed, controller.signal));
+    const interval = this.deps.reconcileIntervalMs ?? 0;
+    if (this.deps.reconciler && interval > 0) this.loops.push(this.reconcile(this.deps.reconciler, interval, controller.signal));
   }
 
   async stop(): Promise<void> {
@@ -158,6 +164,24 @@ export class SyncService implements BackgroundService {
         next = clock.now() + RETRY_MS;
       }
       if (!worked) await this.sleep(next - clock.now(), signal);
+    }
+  }
+
+  /** A reconciliation round every `intervalMs` while this node is active; the first one an interval after it became active. */
+  private async reconcile(reconciler: Reconciler, intervalMs: number, signal: AbortSignal): Promise<void> {
+    const { clock, logger } = this.deps;
+    while (!signal.aborted) {
+      await new Promise<void>((resolve) => {
+        const timer = clock.setTimer(intervalMs, resolve);
+        signal.addEventListener('abort', () => { timer.cancel(); resolve(); }, { once: true });
+      });
+      if (signal.aborted) return;
+      try {
+        await reconciler.round(signal);
+      } catch (err) {
+        if (signal.aborted) return;
+        logger.warn('sync: a reconciliation round failed; the next one tries again', { error: (err as Error).message });
+      }
     }
   }
 

@@ -40,4 +40,12 @@ describe('operator settings for sync', () => {
   it.each(['not a url', 'ftp://kv.internal', 'https://kv.internal/path', 'https://u:p@kv.internal'])('refuses %j at start, saying which setting', (value) => {
     expect(() => syncSettingsFromEnv({ STRONGROOM_CLOUD2_KV_ORIGINS: value })).toThrow(/^STRONGROOM_CLOUD2_KV_ORIGINS: each entry must be an origin/);
   });
+
+  it('reads how often the reconciliation runs, as a duration; 0 turns it off', () => {
+    expect(syncSettingsFromEnv({}).reconcileIntervalMs).toBeUndefined();
+    expect(syncSettingsFromEnv({ STRONGROOM_SYNC_RECONCILE_INTERVAL: '2m' }).reconcileIntervalMs).toBe(120_000);
+    expect(syncSettingsFromEnv({ STRONGROOM_SYNC_RECONCILE_INTERVAL: '30' }).reconcileIntervalMs).toBe(30_000);
+    expect(syncSettingsFromEnv({ STRONGROOM_SYNC_RECONCILE_INTERVAL: '0' }).reconcileIntervalMs).toBe(0);
+    expect(() => syncSettingsFromEnv({ STRONGROOM_SYNC_RECONCILE_INTERVAL: 'often' })).toThrow(/^STRONGROOM_SYNC_RECONCILE_INTERVAL: must be a duration/);
+  });
 });

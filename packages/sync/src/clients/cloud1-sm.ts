@@ -1,9 +1,9 @@
 import {
-  CreateSecretCommand, DeleteSecretCommand, PutSecretValueCommand, SecretsManagerClient, type SecretsManagerClientConfig,
+  CreateSecretCommand, DeleteSecretCommand, GetSecretValueCommand, PutSecretValueCommand, SecretsManagerClient, type SecretsManagerClientConfig,
 } from '@aws-sdk/client-secrets-manager';
 import type { Destination } from '../destination';
 import type { SyncSettings } from '../destination-types';
-import { DestinationError, statusOf, type DestinationClient } from './destination-client';
+import { DestinationError, MISSING, statusOf, type DestinationClient } from './destination-client';
 
 /** The tag that tells a reader of the cloud secret who writes it. */
 export const MANAGED_TAG = 'strongroom-managed';
@@ -55,6 +55,17 @@ export function cloud1SmClient(d: Destination, settings: SyncSettings): Destinat
         } catch (again) {
           throw failure(again);
         }
+      }
+    },
+    async read(name) {
+      try {
+        const got = await sm.send(new GetSecretValueCommand({ SecretId: name }));
+        return { exists: true, value: got.SecretString ?? null };
+      } catch (err) {
+        // Gone, or scheduled for deletion (a put is refused there too: the status will say so).
+        const e = err as AwsError;
+        if (e.name === 'ResourceNotFoundException' || (e.name === 'InvalidRequestException' && /deletion/i.test(e.message ?? ''))) return MISSING;
+        throw failure(err);
       }
     },
     async remove(name) {

@@ -5,7 +5,7 @@ import { SecretClient, type SecretClientOptions } from '@azure/keyvault-secrets'
 import type { Destination } from '../destination';
 import type { SyncSettings } from '../destination-types';
 import { MANAGED_TAG } from './cloud1-sm';
-import { DestinationError, statusOf, type DestinationClient } from './destination-client';
+import { DestinationError, MISSING, statusOf, type DestinationClient } from './destination-client';
 
 /** The token endpoint of each `cloud` a destination may name. */
 const AUTHORITIES: Record<string, string> = {
@@ -103,6 +103,15 @@ export function cloud2KvClient(d: Destination, settings: SyncSettings): Destinat
           await client.setSecret(name, value, { tags });
         }
       } catch (err) {
+        throw failure(err);
+      }
+    },
+    async read(name) {
+      try {
+        const current = await client.getSecret(name);
+        return { exists: true, value: current.value ?? null };
+      } catch (err) {
+        if (isNotFound(err)) return MISSING;
         throw failure(err);
       }
     },

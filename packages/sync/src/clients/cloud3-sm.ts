@@ -6,7 +6,7 @@ import { SecretManagerServiceClient } from '@google-cloud/secret-manager';
 import type { Destination } from '../destination';
 import type { SyncSettings } from '../destination-types';
 import { MANAGED_TAG } from './cloud1-sm';
-import { DestinationError, type DestinationClient } from './destination-client';
+import { DestinationError, MISSING, type DestinationClient } from './destination-client';
 
 interface ServiceAccount {
   client_email: string;
@@ -110,6 +110,15 @@ export function cloud3SmClient(d: Destination, settings: SyncSettings): Destinat
           if (codeOf(err) !== grpcStatus.ALREADY_EXISTS) throw err;
         }
         await client.addSecretVersion({ parent: secretPath(name), payload: { data: Buffer.from(value, 'utf8') } }, options());
+      } catch (err) {
+        throw failure(err);
+      }
+    },
+    async read(name) {
+      try {
+        const value = await latest(name);
+        // A secret without a readable version is as good as missing: a put adds one.
+        return value === null ? MISSING : { exists: true, value };
       } catch (err) {
         throw failure(err);
       }

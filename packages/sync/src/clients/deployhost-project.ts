@@ -1,10 +1,14 @@
 import type { Destination } from '../destination';
 import type { SyncSettings } from '../destination-types';
-import { DestinationError, statusOf, type DestinationClient } from './destination-client';
+import { DestinationError, MISSING, statusOf, type DestinationClient } from './destination-client';
 
 interface EnvVar {
   id: string;
   key: string;
+  value?: string;
+  type?: string;
+  target?: string[];
+  decrypted?: boolean;
 }
 
 /**
@@ -50,6 +54,18 @@ export function deployhostProjectClient(d: Destination, settings: SyncSettings):
     async put(name, value) {
       const r = await call('POST', `/v10/projects/${project}/env`, { key: name, value, type: 'encrypted', target: c.deployment_environments }, 'upsert=true');
       if (r.status >= 300) throw failure('writing a variable', r);
+    },
+    async read(name) {
+      const list = await call('GET', `/v10/projects/${project}/env`, undefined, 'decrypt=true');
+      if (list.status === 404) return MISSING;
+      if (list.status >= 300) throw failure('listing variables', list);
+      const envs = ((list.json as { envs?: EnvVar[] } | null)?.envs ?? []).filter((e) => e.key === name);
+      const covered = new Set(envs.flatMap((e) => e.target ?? []));
+      // A sensitive value never comes back, an encrypted one only decrypted.
+      const values = new Set(envs.map((e) => (e.type === 'sensitive' || (e.type === 'encrypted' && !e.decrypted) || typeof e.value !== 'string' ? null : e.value)));
+      // An environment left out, or environments that disagree, is as good as missing: a put writes every one again.
+      if (envs.length === 0 || !c.deployment_environments.every((t) => covered.has(t)) || values.size !== 1) return MISSING;
+      return { exists: true, value: [...values][0] ?? null };
     },
     async remove(name) {
       const list = await call('GET', `/v10/projects/${project}/env`);

@@ -9,6 +9,15 @@ export class DestinationError extends Error {
   }
 }
 
+/**
+ * What a destination holds under one name: nothing, or a secret with its value. `value` is null
+ * where the store never shows a value back (a repository host's secrets are write-only), so only
+ * a secret gone missing can be told there.
+ */
+export type ExternalSecret = { exists: false } | { exists: true; value: string | null };
+
+export const MISSING: ExternalSecret = { exists: false };
+
 /** What the queue asks of a destination, one external secret at a time. */
 export interface DestinationClient {
   /**
@@ -16,6 +25,8 @@ export interface DestinationClient {
    * every attempt at writing one KV version, so a destination that keeps versions makes one.
    */
   put(name: string, value: string, token: string): Promise<void>;
+  /** What the destination holds now under `name`: the periodic reconciliation compares it with what it should hold. */
+  read(name: string): Promise<ExternalSecret>;
   /** Deletes the external secret; one that is already gone is a success. */
   remove(name: string): Promise<void>;
   /** Lets go of what the client holds open (a channel); called once the operation is done. */

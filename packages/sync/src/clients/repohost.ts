@@ -1,7 +1,7 @@
 import sodium = require('libsodium-wrappers');
 import type { Destination } from '../destination';
 import type { SyncSettings } from '../destination-types';
-import { DestinationError, statusOf, type DestinationClient } from './destination-client';
+import { DestinationError, MISSING, statusOf, type DestinationClient } from './destination-client';
 
 interface PublicKey {
   key_id: string;
@@ -87,6 +87,13 @@ export function repohostClient(d: Destination, settings: SyncSettings): Destinat
       // The key may have been rotated since it was read: read it again, once.
       if (r.status === 422) r = await write(name, value, true);
       if (r.status !== 201 && r.status !== 204) throw failure('writing a secret', r);
+    },
+    async read(name) {
+      // The host never gives a value back: only a secret gone missing can be seen.
+      const r = await call('GET', `${base}/${encodeURIComponent(name)}`);
+      if (r.status === 404) return MISSING;
+      if (r.status !== 200) throw failure('reading a secret', r);
+      return { exists: true, value: null };
     },
     async remove(name) {
       const r = await call('DELETE', `${base}/${encodeURIComponent(name)}`);

@@ -121,8 +121,15 @@ export class FakeDestination {
   /** Each successful removal with the credential it was made with. */
   readonly removals: Array<{ name: string; credential: string | undefined }> = [];
   calls = 0;
+  reads = 0;
   private failures = 0;
+  private putFailures = 0;
   private failStatus: DestinationError['status'] = 'EXTERNAL_SERVICE_ERROR';
+
+  /** Only writes fail (reads still answer). */
+  failNextPuts(count: number): void {
+    this.putFailures = count;
+  }
 
   failNext(count: number, status: DestinationError['status'] = 'EXTERNAL_SERVICE_ERROR'): void {
     this.failures = count;
@@ -131,9 +138,19 @@ export class FakeDestination {
 
   readonly clients: DestinationClientFactory = (d) => ({
     put: async (name, value, token) => {
+      if (this.putFailures > 0) {
+        this.putFailures--;
+        throw new DestinationError('EXTERNAL_SERVICE_ERROR', 'the service refused the write');
+      }
       this.fail();
       this.values.set(name, value);
       if (!this.versions.some((v) => v.name === name && v.token === token)) this.versions.push({ name, token, value });
+    },
+    read: async (name) => {
+      this.fail();
+      this.reads++;
+      const value = this.values.get(name);
+      return value === undefined ? { exists: false } : { exists: true, value };
     },
     remove: async (name) => {
       this.fail(d.connection['access_token'] as string | undefined);

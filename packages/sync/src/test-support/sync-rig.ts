@@ -23,7 +23,7 @@ export interface SyncRig {
 
 export const TEST_SETTINGS: SyncSettings = { cloud2KeyVaultOrigins: ['https://127.0.0.1:8443'], deployhostApiUrl: 'https://127.0.0.1:1', repohostApiUrl: 'https://127.0.0.1:1' };
 
-export async function syncRig(settings: SyncSettings = TEST_SETTINGS): Promise<SyncRig> {
+export async function syncRig(settings: SyncSettings = TEST_SETTINGS, options: { reconcileBatch?: number } = {}): Promise<SyncRig> {
   const storage = new MemoryStorage();
   const clock = new FakeClock(testing.START);
   const feed = new FakeFeed();
@@ -31,7 +31,7 @@ export async function syncRig(settings: SyncSettings = TEST_SETTINGS): Promise<S
   const destination = new FakeDestination();
   const build = () => new Core({
     storage, clock, logger: silentLogger, engines: [],
-    extensions: [(c) => secretSync({ storage: c.barrier, settings, mounts: kv, reader: kv, feed, clients: destination.clients, clock })],
+    extensions: [(c) => secretSync({ storage: c.barrier, settings, mounts: kv, reader: kv, feed, clients: destination.clients, clock, ...options })],
   });
   let core = build();
   const { keys, rootToken } = await core.initialize(1, 1);
