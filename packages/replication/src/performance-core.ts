@@ -1,20 +1,7 @@
-import type { Core, CoreReply } from '@strongroom/core';
+import type { Core, CoreReply, ForwardedWrite, KeyScope } from '@strongroom/core';
 import type { FilterMount } from './paths-filter';
 
-/** How replication sees a physical key (the core's answer). */
-export interface KeyScope {
-  scope: 'shared' | 'local';
-}
-
-/** A write a performance secondary hands to its primary, as the core describes it. */
-export interface ForwardedWrite {
-  operation: 'read' | 'list' | 'create' | 'update' | 'patch' | 'delete';
-  path: string;
-  data: Record<string, unknown>;
-  /** The X-Vault-Namespace header value as the client sent it, if any. */
-  namespace?: string;
-  remoteAddress?: string;
-}
+export type { ForwardedWrite, KeyScope };
 
 /** What performance replication asks of the core beyond what DR does. */
 export interface PerformanceCore {
@@ -23,18 +10,12 @@ export interface PerformanceCore {
   handleForwarded(request: ForwardedWrite): Promise<CoreReply>;
 }
 
-/** The core's performance side; a core without it answers as if every key were shared and forwards nothing. */
+/** The core's performance side. */
 export function performanceCore(core: Core): PerformanceCore {
-  const c = core as unknown as Partial<PerformanceCore>;
   return {
-    replicationScope: (key) => (c.replicationScope ? c.replicationScope.call(core, key) : { scope: 'shared' }),
-    sharedChanged: async (keys) => {
-      if (c.sharedChanged) await c.sharedChanged.call(core, keys);
-    },
-    handleForwarded: async (request) => {
-      if (!c.handleForwarded) return { status: 500, body: { errors: ['this primary cannot run forwarded writes'] } };
-      return c.handleForwarded.call(core, request);
-    },
+    replicationScope: (key) => core.replicationScope(key),
+    sharedChanged: (keys) => core.sharedChanged(keys),
+    handleForwarded: (request) => core.handleForwarded(request),
   };
 }
 
