@@ -231,6 +231,49 @@ describe('secret sync per destination type over HTTP', () => {
     await eventually('the unsync', c.external, (e) => Object.keys(e).length === 0);
     for (const d of Object.values(dests)) expect((await send('DELETE', `sys/sync/destinations/${type}/${d.name}`)).status).toBe(204);
   }, 90_000);
+
+  it('removes the associations of a KV v2 mount disabled, and of a namespace deleted, unsyncing their secrets', async () => {
+    const inNs = (ns: string) => (method: string, path: string, body?: unknown) =>
+      call(t.url, method, path, { token: root, headers: ns ? { 'x-vault-namespace': ns } : {}, ...(body !== undefined ? { body } : {}) });
+    const { accountId } = cloud1.createAccount({});
+    const keys = cloud1.issueRootCredentials(accountId);
+    const names = () => cloud1.secretsManagerSecrets().filter((s) => s.deletionDate === undefined && s.accountId === accountId).map((s) => s.name).sort();
+    expect((await send('POST', 'sys/namespaces/team', {})).status).toBeLessThan(300);
+
+    const made: Array<{ ns: string; mount: string; accessor: string }> = [];
+    for (const [ns, mount] of [['', 'gone'], ['', 'kept'], ['team', 'gone']] as const) {
+      const at = inNs(ns);
+      expect((await at('POST', `sys/mounts/${mount}`, { type: 'kv', options: { version: '2' } })).status).toBe(204);
+      const acc = (await at('GET', `sys/mounts/${mount}`)).json.data.accessor as string;
+      if (!made.some((m) => m.ns === ns)) {
+        expect((await at('POST', 'sys/sync/destinations/cloud1-sm/aws', { access_key_id: keys.accessKeyId, secret_access_key: keys.secretAccessKey, region: 'us-east-1' })).status).toBe(200);
+      }
+      await at('POST', `${mount}/data/app`, { data: { a: ns || 'root' } });
+      expect((await at('POST', 'sys/sync/destinations/cloud1-sm/aws/associations/set', { mount, secret_name: 'app' })).status).toBe(200);
+      made.push({ ns, mount, accessor: acc });
+    }
+    const [gone, kept, teamGone] = made.map((m) => `vault/${m.accessor}/app`) as [string, string, string];
+    await eventually('the first syncs', names, (n) => JSON.stringify(n) === JSON.stringify([gone, kept, teamGone].sort()));
+
+    // Disabling the mount takes its associations, and so the secrets they made.
+    expect((await send('DELETE', 'sys/mounts/gone')).status).toBe(204);
+    await eventually('the unsync of the disabled mount', names, (n) => JSON.stringify(n) === JSON.stringify([kept, teamGone].sort()));
+    const atRoot = (await send('GET', 'sys/sync/destinations/cloud1-sm/aws/associations')).json.data.associated_secrets;
+    expect(Object.keys(atRoot)).toEqual([`${made[1]!.accessor}/app`]);
+    expect((await send('LIST', 'sys/sync/associations')).json.data.key_info).not.toHaveProperty(`${made[0]!.accessor}/`);
+
+    // A namespace goes once its mounts are disabled: its destination takes no more work and can go.
+    const team = inNs('team');
+    expect((await team('DELETE', 'sys/mounts/gone')).status).toBe(204);
+    await eventually('the unsync in the namespace', names, (n) => JSON.stringify(n) === JSON.stringify([kept]));
+    expect((await team('GET', 'sys/sync/destinations/cloud1-sm/aws/associations')).json.data.associated_secrets).toEqual({});
+    expect((await team('DELETE', 'sys/sync/destinations/cloud1-sm/aws')).status).toBe(204);
+    expect((await send('DELETE', 'sys/namespaces/team')).status).toBeLessThan(300);
+
+    await send('POST', 'sys/sync/destinations/cloud1-sm/aws/associations/remove', { mount: 'kept', secret_name: 'app' });
+    await eventually('the last unsync', names, (n) => n.length === 0);
+    expect((await send('DELETE', 'sys/sync/destinations/cloud1-sm/aws')).status).toBe(204);
+  }, 60_000);
 });
 
 function sorted(e: Record<string, string>): Array<[string, string]> {

@@ -6,6 +6,7 @@ import { storedAssociations, type DestinationAssociations } from './associations
 import { defaultClients } from './clients';
 import type { DestinationClientFactory } from './clients/destination-client';
 import { DestinationStore } from './destination-store';
+import { removeAssociationsOfGoneMounts } from './gone-mounts';
 import { syncSettingsFromEnv, type SyncSettings } from './destination-types';
 import type { SecretReader, SyncFeed, SyncMount, SyncMounts } from './host';
 import { syncPaths } from './paths';
@@ -76,6 +77,7 @@ export function secretSync(options: SecretSyncOptions): CoreExtension {
   const service = new SyncService({
     storage, queue, associations, runner, clock, logger, ...(options.feed ? { feed: options.feed } : {}),
     reconciler, reconcileIntervalMs: settings.reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS,
+    removeGoneMounts: () => removeAssociationsOfGoneMounts({ destinations, associations, queue, mounts: options.mounts }),
   });
   return {
     systemPaths: [
