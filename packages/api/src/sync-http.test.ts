@@ -71,7 +71,7 @@ describe('secret sync over HTTP', () => {
     expect((await send('POST', 'sys/sync/destinations/repohost/gh', { access_token: TOKEN, repository_owner: 'acme', repository_name: 'web' })).status).toBe(200);
     expect((await send('POST', 'sys/sync/destinations/repohost/gh', { repository_name: 'api', granularity: 'secret-key' })).status).toBe(200);
     expect((await send('GET', 'sys/sync/destinations/repohost/gh')).json.data.connection_details).toEqual({
-      access_token: '*****', repository_owner: 'acme', repository_name: 'api',
+      access_token: '*****', repository_owner: 'acme', repository_name: 'api', environment_name: '',
     });
     await send('POST', 'sys/sync/destinations/cloud2-kv/emu', {
       key_vault_uri: 'https://127.0.0.1:9443/', client_id: 'app-1', client_secret: CLIENT_SECRET, tenant_id: 'tenant-1',
