@@ -262,13 +262,18 @@ describe('secret sync per destination type over HTTP', () => {
     expect(Object.keys(atRoot)).toEqual([`${made[1]!.accessor}/app`]);
     expect((await send('LIST', 'sys/sync/associations')).json.data.key_info).not.toHaveProperty(`${made[0]!.accessor}/`);
 
-    // A namespace goes once its mounts are disabled: its destination takes no more work and can go.
+    // A namespace goes once its mounts are disabled; then its destinations, credentials and all, go too.
     const team = inNs('team');
+    const teamId = (await send('GET', 'sys/namespaces/team')).json.data.id as string;
     expect((await team('DELETE', 'sys/mounts/gone')).status).toBe(204);
     await eventually('the unsync in the namespace', names, (n) => JSON.stringify(n) === JSON.stringify([kept]));
     expect((await team('GET', 'sys/sync/destinations/cloud1-sm/aws/associations')).json.data.associated_secrets).toEqual({});
-    expect((await team('DELETE', 'sys/sync/destinations/cloud1-sm/aws')).status).toBe(204);
+    const stored = () => t.server.core.barrier.list('sys/sync/destinations/');
+    expect(await stored()).toContain(`${teamId}/`);
     expect((await send('DELETE', 'sys/namespaces/team')).status).toBeLessThan(300);
+    await eventually('the namespace\'s destination deleted', stored, (keys) => !keys.includes(`${teamId}/`));
+    // The root namespace's destination, still associated, stays.
+    expect(await stored()).toContain('root/');
 
     await send('POST', 'sys/sync/destinations/cloud1-sm/aws/associations/remove', { mount: 'kept', secret_name: 'app' });
     await eventually('the last unsync', names, (n) => n.length === 0);

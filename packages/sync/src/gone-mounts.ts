@@ -1,19 +1,22 @@
+import type { LogicalStorage } from '@strongroom/core';
 import { deleteAssociationOps, refOf, type AssociationStore } from './association-store';
 import { SyncQueueFullError, unsyncOperation } from './association-paths';
-import type { DestinationStore } from './destination-store';
+import { destinationKey, DESTINATIONS_PREFIX, type DestinationStore } from './destination-store';
+import { DESTINATION_TYPES } from './destination-types';
 import type { SyncMounts } from './host';
 import type { SyncQueue } from './sync-queue';
 
 export interface GoneMountsDeps {
+  storage: LogicalStorage;
   destinations: DestinationStore;
   associations: AssociationStore;
   queue: SyncQueue;
   mounts: SyncMounts;
 }
 
-/** Whether a system key is a mount table, whose change may have taken a mount (or a namespace's last one) away. */
-export function isMountTableKey(key: string): boolean {
-  return key === 'core/mounts' || key === 'core/local-mounts' || /^core\/namespaces\/[^/]+\/(local-)?mounts$/.test(key);
+/** Whether a system key is a mount table or a namespace record, whose change may have taken a mount or a namespace away. */
+export function isTableKey(key: string): boolean {
+  return key === 'core/mounts' || key === 'core/local-mounts' || /^core\/namespaces\/[^/]+\/(local-)?mounts$/.test(key) || key.startsWith('sys/namespaces/');
 }
 
 /**
@@ -39,4 +42,36 @@ export async function removeAssociationsOfGoneMounts(deps: GoneMountsDeps): Prom
     });
   }
   return removed;
+}
+
+/**
+ * Deletes the destinations of namespaces that are gone: nothing can reach them any more, and
+ * they hold credentials. A namespace goes only once its mounts are disabled, so its associations
+ * are gone first; a destination that still has some (queued unsyncs carry their own copy of it)
+ * is left for the next look. Returns how many went.
+ */
+export async function removeDestinationsOfGoneNamespaces(deps: GoneMountsDeps): Promise<number> {
+  const { storage, destinations, associations, queue, mounts } = deps;
+  if (!mounts.namespaceExists) return 0;
+  let removed = 0;
+  for (const dir of await storage.list(DESTINATIONS_PREFIX)) {
+    if (!dir.endsWith('/')) continue;
+    const namespaceId = dir.slice(0, -1);
+    if (await mounts.namespaceExists(namespaceId)) continue;
+    for (const type of DESTINATION_TYPES) {
+      for (const name of await destinations.names(namespaceId, type)) {
+        await destinations.locked(namespaceId, type, name, async (d) => {
+          if (!d || (await associations.ofDestination({ namespaceId, type, name })).length > 0) return;
+          await queue.exclusive(async (t) => t.write([{ type: 'delete', key: destinationKey(namespaceId, type, name) }]));
+          removed++;
+        });
+      }
+    }
+  }
+  return removed;
+}
+
+/** Both of the above: what a mount or namespace that went leaves behind. */
+export async function removeWhatIsGone(deps: GoneMountsDeps): Promise<number> {
+  return (await removeAssociationsOfGoneMounts(deps)) + (await removeDestinationsOfGoneNamespaces(deps));
 }
