@@ -24,6 +24,7 @@ export type { Storage, TxnOp } from './storage/storage';
 export { MemoryStorage } from './storage/memory-storage';
 export { PrefixedStorage, collectKeys, deleteTree, getJson, jsonOp, putJson } from './storage/logical';
 export type { LogicalStorage } from './storage/logical';
+export { NAMESPACE_RECORD_PREFIX } from './namespaces/namespace-registry';
 export { runStorageConformance } from '@strongroom/base';
 export type { ConformanceSubject } from '@strongroom/base';
 export { openWithRootKey } from './seal/seal-manager';

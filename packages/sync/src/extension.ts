@@ -1,11 +1,12 @@
 import { silentLogger, systemClock, type Clock, type Logger } from '@strongroom/base';
-import type { Core, CoreExtension, LogicalStorage } from '@strongroom/core';
+import { NAMESPACE_RECORD_PREFIX, type Core, type CoreExtension, type LogicalStorage } from '@strongroom/core';
 import { associationPaths } from './association-paths';
 import { AssociationStore } from './association-store';
 import { storedAssociations, type DestinationAssociations } from './associations';
 import { defaultClients } from './clients';
 import type { DestinationClientFactory } from './clients/destination-client';
 import { DestinationStore } from './destination-store';
+import { removeWhatIsGone } from './gone-mounts';
 import { syncSettingsFromEnv, type SyncSettings } from './destination-types';
 import type { SecretReader, SyncFeed, SyncMount, SyncMounts } from './host';
 import { syncPaths } from './paths';
@@ -55,6 +56,11 @@ export function coreMounts(core: Core): SyncMounts {
       }
       return undefined;
     },
+    async namespaceExists(namespaceId) {
+      if (namespaceId === core.namespaces.root.id) return true;
+      // Storage, not the registry in memory: its deletion is stored first, and a registry not loaded yet would know no namespace.
+      return (await core.barrier.get(NAMESPACE_RECORD_PREFIX + namespaceId)) !== null;
+    },
   };
 }
 
@@ -76,6 +82,7 @@ export function secretSync(options: SecretSyncOptions): CoreExtension {
   const service = new SyncService({
     storage, queue, associations, runner, clock, logger, ...(options.feed ? { feed: options.feed } : {}),
     reconciler, reconcileIntervalMs: settings.reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS,
+    removeGone: () => removeWhatIsGone({ storage, destinations, associations, queue, mounts: options.mounts }),
   });
   return {
     systemPaths: [

@@ -16,6 +16,8 @@ export interface SyncMount {
 export interface SyncMounts {
   byPath(namespaceId: string, path: string): SyncMount | undefined;
   byAccessor(accessor: string): SyncMount | undefined;
+  /** Whether a namespace still exists, as storage has it. Absent: no destination is ever taken for a deleted namespace's. */
+  namespaceExists?(namespaceId: string): Promise<boolean>;
 }
 
 export function isKvV2(mount: SyncMount): boolean {

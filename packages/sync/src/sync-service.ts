@@ -1,6 +1,7 @@
 import { StrongroomError, type Clock, type Logger, type TimerHandle } from '@strongroom/base';
 import type { BackgroundService, LogicalStorage, LogicalOp } from '@strongroom/core';
 import { associationId, putAssociationOps, refOf, type Association, type AssociationStore } from './association-store';
+import { isTableKey } from './gone-mounts';
 import { CHANGES_NOT_RETAINED, type SyncFeed } from './host';
 import { loadSyncConfig } from './sync-config';
 import type { Reconciler } from './reconciler';
@@ -29,6 +30,13 @@ export interface SyncServiceDeps {
   /** Looks for out-of-band changes every `reconcileIntervalMs`; absent or 0: never. */
   reconciler?: Reconciler;
   reconcileIntervalMs?: number;
+  /**
+   * Removes the associations of mounts that are gone (queuing their unsyncs) and the destinations
+   * of namespaces that are gone; run when a mount table or a namespace changed, before the cursor
+   * passes that change, so a crash runs it again, and before each reconciliation round, in case
+   * the tables in memory had not caught up with the change yet.
+   */
+  removeGone?: () => Promise<number>;
   clock: Clock;
   logger: Logger;
 }
@@ -177,6 +185,7 @@ export class SyncService implements BackgroundService {
       });
       if (signal.aborted) return;
       try {
+        await this.deps.removeGone?.();
         await reconciler.round(signal);
       } catch (err) {
         if (signal.aborted) return;
@@ -202,6 +211,7 @@ export class SyncService implements BackgroundService {
           let ops: NewOperation[] = [];
           let foreign = false;
           let restored = false;
+          let tables = false;
           for (const change of batch) {
             if ('restored' in change) {
               restored = true;
@@ -209,6 +219,8 @@ export class SyncService implements BackgroundService {
             }
             for (const op of change.ops) {
               if (!op.key.startsWith('sys/sync/')) foreign = true;
+              // The data of a mount no longer in the tables: it is being disabled.
+              if ((op.area === 'system' && isTableKey(op.key)) || (op.area === 'logical' && !op.mount)) tables = true;
               const event = kvEvent(op);
               if (!event || !op.mount) continue;
               const meta = event.metadata;
@@ -222,9 +234,11 @@ export class SyncService implements BackgroundService {
           if (restored) {
             // A restore replaced storage, this queue's state with it: start from what it holds now.
             queue.reset();
-            ops = (await associations.all()).map((a) => syncOperation(a, 'reconcile'));
           }
-          if (ops.length > 0 || restored || (foreign && last - stored >= CURSOR_EVERY)) {
+          const gone = (tables || restored) && this.deps.removeGone ? await this.deps.removeGone() : 0;
+          if (restored) ops = (await associations.all()).map((a) => syncOperation(a, 'reconcile'));
+          // A sync in `ops` for an association just removed is dropped by queueOperations: its unsync is queued.
+          if (ops.length > 0 || restored || gone > 0 || (foreign && last - stored >= CURSOR_EVERY)) {
             await queueOperations(queue, associations, ops, clock.now(), last);
             stored = last;
           }
@@ -235,6 +249,7 @@ export class SyncService implements BackgroundService {
           // What changed since the cursor is no longer known: bring every association up to date.
           logger.warn('sync: the commit feed no longer holds the changes after the sync cursor; reconciling every association');
           const applied = feed.applied();
+          await this.deps.removeGone?.();
           const all = await associations.all();
           await queueOperations(queue, associations, all.map((a) => syncOperation(a, 'reconcile')), clock.now(), applied);
           // Follow again at once, unless the cursor could not move: then wait, rather than spin.
