@@ -2,74 +2,50 @@ import sodium = require('libsodium-wrappers');
 import type { Destination } from '../destination';
 import type { SyncSettings } from '../destination-types';
 import { DestinationError, MISSING, statusOf, type DestinationClient } from './destination-client';
+import { OctokitCallError, octokitWorker } from './octokit-worker';
 
 interface PublicKey {
   key_id: string;
   key: string;
 }
 
-interface Reply {
-  status: number;
-  json: unknown;
-}
-
 /**
- * A repository's Actions secrets (or one deployment environment's) over the host's REST API.
- * The host takes a value only sealed (libsodium's sealed box) to the repository's or the
- * environment's current public key. Plain `fetch` rather than the host's SDK: that SDK is
- * ES modules only, which a CommonJS server could load only through a worker thread, and the
- * calls are four plain requests.
+ * A repository's Actions secrets (or one deployment environment's) through the host's SDK
+ * (@octokit/rest, in a worker thread: see octokit-worker.ts). The host takes a value only
+ * sealed (libsodium's sealed box) to the repository's or the environment's current public key.
  */
 export function repohostClient(d: Destination, settings: SyncSettings): DestinationClient {
   const c = d.connection as { access_token: string; repository_owner: string; repository_name: string; environment_name?: string };
-  const repo = `${settings.repohostApiUrl.replace(/\/+$/, '')}/repos/${encodeURIComponent(c.repository_owner)}/${encodeURIComponent(c.repository_name)}`;
-  const base = c.environment_name ? `${repo}/environments/${encodeURIComponent(c.environment_name)}/secrets` : `${repo}/actions/secrets`;
+  const baseUrl = settings.repohostApiUrl.replace(/\/+$/, '');
+  const env = c.environment_name ? c.environment_name : undefined;
+  const where = { owner: c.repository_owner, repo: c.repository_name, ...(env ? { environment_name: env } : {}) };
   let key: PublicKey | null = null;
 
-  async function call(method: string, url: string, body?: unknown): Promise<Reply> {
-    let res: Response;
+  async function call(method: string, params: Record<string, unknown>): Promise<{ status: number; data: unknown }> {
     try {
-      res = await fetch(url, {
-        method,
-        headers: {
-          authorization: `Bearer ${c.access_token}`,
-          accept: 'application/vnd.github+json',
-          'user-agent': 'strongroom-secret-sync',
-          'x-github-api-version': '2022-11-28',
-          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-        signal: AbortSignal.timeout(30_000),
-      });
+      return await octokitWorker().call(c.access_token, baseUrl, method, { ...where, ...params });
     } catch (err) {
+      if (err instanceof OctokitCallError && err.status !== undefined) return { status: err.status, data: { message: err.message } };
       throw new DestinationError('EXTERNAL_SERVICE_ERROR', `repohost: ${(err as Error).name}: the API could not be reached`);
     }
-    const text = await res.text();
-    let json: unknown = null;
-    try {
-      json = text ? JSON.parse(text) : null;
-    } catch {
-      // Not JSON: only the status says anything.
-    }
-    return { status: res.status, json };
   }
 
-  function failure(what: string, r: Reply): DestinationError {
-    const message = (r.json as { message?: unknown } | null)?.message;
+  function failure(what: string, r: { status: number; data: unknown }): DestinationError {
+    const message = (r.data as { message?: unknown } | null)?.message;
     return new DestinationError(statusOf(r.status), `repohost: ${what} answered ${r.status}${typeof message === 'string' ? `: ${message}` : ''}`);
   }
 
   async function publicKey(fresh: boolean): Promise<PublicKey> {
     if (key && !fresh) return key;
-    const r = await call('GET', `${base}/public-key`);
+    const r = await call(env ? 'actions.getEnvironmentPublicKey' : 'actions.getRepoPublicKey', {});
     if (r.status !== 200) throw failure('reading the public key', r);
-    const k = r.json as Partial<PublicKey> | null;
+    const k = r.data as Partial<PublicKey> | null;
     if (typeof k?.key_id !== 'string' || typeof k.key !== 'string') throw new DestinationError('EXTERNAL_SERVICE_ERROR', 'repohost: the public key answer has no key_id and key');
     key = { key_id: k.key_id, key: k.key };
     return key;
   }
 
-  async function write(name: string, value: string, fresh: boolean): Promise<Reply> {
+  async function write(name: string, value: string, fresh: boolean): Promise<{ status: number; data: unknown }> {
     await sodium.ready;
     const k = await publicKey(fresh);
     let sealed: string;
@@ -78,7 +54,7 @@ export function repohostClient(d: Destination, settings: SyncSettings): Destinat
     } catch {
       throw new DestinationError('EXTERNAL_SERVICE_ERROR', 'repohost: the public key is not a base64 X25519 key');
     }
-    return call('PUT', `${base}/${encodeURIComponent(name)}`, { encrypted_value: sealed, key_id: k.key_id });
+    return call(env ? 'actions.createOrUpdateEnvironmentSecret' : 'actions.createOrUpdateRepoSecret', { secret_name: name, encrypted_value: sealed, key_id: k.key_id });
   }
 
   return {
@@ -90,13 +66,13 @@ export function repohostClient(d: Destination, settings: SyncSettings): Destinat
     },
     async read(name) {
       // The host never gives a value back: only a secret gone missing can be seen.
-      const r = await call('GET', `${base}/${encodeURIComponent(name)}`);
+      const r = await call(env ? 'actions.getEnvironmentSecret' : 'actions.getRepoSecret', { secret_name: name });
       if (r.status === 404) return MISSING;
       if (r.status !== 200) throw failure('reading a secret', r);
       return { exists: true, value: null };
     },
     async remove(name) {
-      const r = await call('DELETE', `${base}/${encodeURIComponent(name)}`);
+      const r = await call(env ? 'actions.deleteEnvironmentSecret' : 'actions.deleteRepoSecret', { secret_name: name });
       if (r.status !== 204 && r.status !== 404) throw failure('deleting a secret', r);
     },
   };
