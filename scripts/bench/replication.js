@@ -437,4 +437,4 @@ async function runReplicationBench() {
   }
 }
 
-module.exports = { runReplicationBench };
+module.exports = { runReplicationBench, call, until, requireFreePorts, launch, stopCluster };

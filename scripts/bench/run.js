@@ -4,11 +4,13 @@
 // next to the disk's sync rates (raft-cluster.js), then automated snapshots of a filled server
 // to local disk and to the S3 emulator next to the disk's sequential write speed (snapshot.js).
 // Servers run in their own processes so the load generator does not share their event loop.
-// `node scripts/bench/run.js raft` (or `api`, `snapshot`, `cache`, `merkle`, `replication`) runs one
+// `node scripts/bench/run.js raft` (or `api`, `snapshot`, `cache`, `merkle`, `replication`, `performance`) runs one
 // section. `cache` counts the LevelDB reads behind reads of keys the active node of a cluster just
 // wrote; `merkle` times replication's Merkle index applying and reindexing 100,000 keys;
 // `replication` measures DR replication's lag next to the primary's commit latency, and a new
 // secondary catching up over 100,000 keys next to a Raft snapshot restore of the same data;
+// `performance` measures reads on a performance secondary behind an 80 ms link next to the
+// primary's, and its forwarded writes next to a direct write plus the link's round trip;
 // `sync` times a KV write reaching the cloud1-sm emulator and 1,000 secrets synced into one
 // destination next to direct SDK calls to the same emulator (sync.js).
 const path = require('node:path');
@@ -23,6 +25,7 @@ const { runSnapshotBench } = require('./snapshot');
 const { runCacheBench } = require('./cache');
 const { runMerkleBench } = require('./merkle');
 const { runReplicationBench } = require('./replication');
+const { runPerformanceBench } = require('./performance');
 const { runSyncBench } = require('./sync');
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -110,6 +113,7 @@ const SECTIONS = {
   cache: runCacheBench,
   merkle: runMerkleBench,
   replication: runReplicationBench,
+  performance: runPerformanceBench,
   sync: runSyncBench,
 };
 

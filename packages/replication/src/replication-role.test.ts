@@ -62,7 +62,7 @@ describe('the performance kind', () => {
     primary: { cluster_id: 'c1', wal_source: 'w1', cluster_addrs: ['127.0.0.1:3'], api_addr: 'http://127.0.0.1:4', ca_cert: 'ca', cert: 'cert', key: 'key' },
   });
 
-  function roles(runtime: Partial<RoleRuntime> = {}) {
+  function roles(runtime: Partial<RoleRuntime> = {}, operationTokenValid = false) {
     const storage = new Store();
     const cluster = {
       storage, advert: { api: 'http://127.0.0.1:1', cluster: '127.0.0.1:2' }, refreshActive: async () => {}, clusterCa: () => 'cluster-ca',
@@ -74,7 +74,7 @@ describe('the performance kind', () => {
     const perf = new ReplicationRole({ kind: 'performance', core, cluster, logger: silentLogger, clock: systemClock, merkle, other: () => dr });
     dr = new ReplicationRole({
       kind: 'dr', core, cluster, logger: silentLogger, clock: systemClock, merkle, other: () => perf,
-      operationTokens: { verify: async () => false, revoke: async () => {} },
+      operationTokens: { verify: async () => operationTokenValid, revoke: async () => {} },
     });
     const activated: string[] = [];
     const full: RoleRuntime = {
@@ -116,6 +116,38 @@ describe('the performance kind', () => {
     expect(perf.current).toMatchObject({ mode: 'primary', cluster_id: 'c1' });
     await perf.disablePrimary();
     expect(perf.mode()).toBe('disabled');
+  });
+
+  it('makes a promoted DR secondary of a performance primary the primary of that performance set', async () => {
+    const east = roles();
+    await east.perf.enablePrimary({ primaryClusterAddr: '' });
+    await east.perf.secondaryToken({ id: 'perf-west', ttlSeconds: 60, publicKey: await roles().perf.generatePublicKey() });
+    await east.perf.setPathsFilter('perf-west', { mode: 'deny', paths: ['secret/'] });
+    const set = east.perf.current;
+    if (set.mode !== 'primary') throw new Error('expected a performance primary');
+
+    const standby = roles({}, true);
+    const key = await standby.dr.generatePublicKey();
+    await standby.dr.enableSecondary({ token: encryptToSecondary(key, Buffer.from(JSON.stringify(material('dr')))), primaryApiAddr: '', caFile: '', caPath: '' });
+    // What the DR stream carries: every replicated key of the primary's store.
+    for (const k of replicatedKeys(east.storage)) await standby.storage.put(k, east.storage.data.get(k) as Buffer);
+
+    const warnings = await standby.dr.promote({ operationToken: 'op', primaryClusterAddr: '', force: true });
+    expect(standby.dr.mode()).toBe('primary');
+    expect(standby.perf.current).toMatchObject({
+      mode: 'primary', cluster_id: set.cluster_id, ca_cert: set.ca_cert, paths_filters: { 'perf-west': { mode: 'deny', paths: ['secret/'] } },
+    });
+    expect((standby.perf.current as typeof set).wal_source).not.toBe(set.wal_source);
+    expect(warnings.join(' ')).toMatch(/performance primary of its former primary's set/);
+    // The secondary gets a new token here for update-primary, under the same ID.
+    await standby.perf.secondaryToken({ id: 'perf-west', ttlSeconds: 60, publicKey: await roles().perf.generatePublicKey() });
+
+    // A DR secondary of a cluster that is no performance primary is promoted into no set.
+    const plain = roles({}, true);
+    const plainKey = await plain.dr.generatePublicKey();
+    await plain.dr.enableSecondary({ token: encryptToSecondary(plainKey, Buffer.from(JSON.stringify(material('dr')))), primaryApiAddr: '', caFile: '', caPath: '' });
+    await plain.dr.promote({ operationToken: 'op', primaryClusterAddr: '', force: true });
+    expect(plain.perf.mode()).toBe('disabled');
   });
 
   it('keeps a paths filter per secondary the primary knows', async () => {

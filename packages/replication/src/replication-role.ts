@@ -7,7 +7,7 @@ import { createActivationSigningKey, parseActivationJwt, signActivationJwt } fro
 import { decryptForSecondary, encryptToSecondary, generateSecondaryKeyPair } from './activation/secondary-key';
 import { fetchActivation, type ActivationMaterial } from './activation-fetch';
 import {
-  appliedKey, encodeJson, keypairKey, kindLabel, readApplied, readLive, readRoleState, stateKey,
+  appliedKey, encodeJson, keypairKey, kindLabel, PERFORMANCE_SET_KEY, readApplied, readLive, readPerformanceSet, readRoleState, stateKey,
   type PathsFilter, type PrimaryLink, type PrimaryState, type ReplicationKind, type RoleState, type SecondaryState,
 } from './role-state';
 import { DR_SECONDARY_PATHS } from './role-paths';
@@ -379,7 +379,9 @@ export class ReplicationRole {
         ? { mode: 'primary' as const, ...kept, wal_source: randomUUID(), secondaries: {}, primary_cluster_addr: options.primaryClusterAddr }
         : { ...(await this.newPrimary(s.cluster_id, options.primaryClusterAddr)) };
       await this.write(next);
-      return [`This cluster is now the ${this.label} primary: issue new secondary tokens to the other secondaries of the set.`];
+      // The performance primary's address is not the DR one the caller may have named.
+      const joined = this.kind === 'dr' ? await this.other()?.adoptPerformanceSet('') ?? [] : [];
+      return [`This cluster is now the ${this.label} primary: issue new secondary tokens to the other secondaries of the set.`, ...joined];
     });
   }
 
@@ -546,8 +548,33 @@ export class ReplicationRole {
   /** Stores the role; every node (this one included) picks it up from the commit feed. */
   private async write(next: RoleState): Promise<void> {
     const checks: Check[] = [];
-    await this.cluster.storage.checkAndSet(checks, [{ type: 'put', key: stateKey(this.kind), value: encodeJson(next) }]);
+    const ops: TxnOp[] = [{ type: 'put', key: stateKey(this.kind), value: encodeJson(next) }];
+    if (this.kind === 'performance' && next.mode === 'primary') {
+      const { mode: _mode, ...set } = next;
+      ops.push({ type: 'put', key: PERFORMANCE_SET_KEY, value: encodeJson(set) });
+    } else if (this.kind === 'performance' && this.state.mode === 'primary') {
+      ops.push({ type: 'delete', key: PERFORMANCE_SET_KEY });
+    }
+    await this.cluster.storage.checkAndSet(checks, ops);
     await this.reload();
+  }
+
+  /**
+   * Called on the performance role once a DR promotion made this cluster a DR primary: when the
+   * DR primary it replaced was a performance primary, this cluster holds that set (copied by the
+   * DR stream) and becomes its performance primary. Same cluster ID, CA and paths filters; a new
+   * WAL source (another Raft log), so the secondaries catch up by Merkle sync; each needs a new
+   * secondary token from here (update-primary), since its credentials were for the old cluster.
+   */
+  adoptPerformanceSet(primaryClusterAddr: string): Promise<string[]> {
+    return this.serial(async () => {
+      if (this.kind !== 'performance' || this.state.mode !== 'disabled') return [];
+      const set = await readPerformanceSet(this.cluster.storage);
+      if (!set) return [];
+      const secondaries = Object.fromEntries(Object.entries(set.secondaries).map(([id, r]) => [id, { ...r, activated: false, expires_at: 0 }]));
+      await this.write({ ...set, mode: 'primary', wal_source: randomUUID(), primary_cluster_addr: primaryClusterAddr, secondaries });
+      return [`This cluster is now also the performance primary of its former primary's set (${Object.keys(secondaries).length} known secondaries): issue each a new secondary token here, for secondary/update-primary.`];
+    });
   }
 
   /** Records a Merkle sync the runtime did (status counts them). */

@@ -44,6 +44,21 @@ export function keypairKey(kind: ReplicationKind): string {
   return kindKey(kind, 'activation-keypair');
 }
 
+/**
+ * A performance primary's set (its cluster ID, replication CA, signing key, secondaries and paths
+ * filters), copied outside the cluster-local prefix so that its DR secondaries hold it: promoted,
+ * a DR secondary takes the set over. The core keeps it from performance secondaries (a local key
+ * there). Kept in the clear, as the role itself is.
+ */
+export const PERFORMANCE_SET_KEY = 'core/replication-performance-set';
+
+export type PerformanceSet = Omit<PrimaryState, 'mode'>;
+
+export async function readPerformanceSet(storage: Pick<Storage, 'get'>): Promise<PerformanceSet | null> {
+  const raw = await storage.get(PERFORMANCE_SET_KEY);
+  return raw ? (JSON.parse(raw.toString('utf8')) as PerformanceSet) : null;
+}
+
 export const DR_STATE_KEY = stateKey('dr');
 export const DR_APPLIED_KEY = appliedKey('dr');
 

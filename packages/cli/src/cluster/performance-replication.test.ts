@@ -1,4 +1,5 @@
 import { api, launchTestCluster, until, type TestCluster } from './test-support/cluster-fixture';
+import { generateRoot } from './test-support/performance-support';
 
 /**
  * Performance replication between real server processes: a primary with a performance
@@ -29,23 +30,6 @@ async function status(addr: string, kind: 'dr' | 'performance'): Promise<any> { 
   const r = await api(addr, 'GET', `sys/replication/${kind}/status`);
   if (r.status !== 200) throw new Error(`${kind} status answered ${r.status}: ${r.text}`);
   return r.json.data;
-}
-
-/** A root token made on `addr` from the primary's key shares (sys/generate-root with an OTP). */
-async function generateRoot(addr: string, keys: string[]): Promise<string> {
-  await api(addr, 'DELETE', 'sys/generate-root/attempt');
-  const attempt = await api(addr, 'POST', 'sys/generate-root/attempt', { body: {} });
-  if (attempt.status !== 200) throw new Error(`generate-root attempt answered ${attempt.status}: ${attempt.text}`);
-  const { nonce, otp } = attempt.json;
-  let last = attempt;
-  for (const key of keys) {
-    last = await api(addr, 'POST', 'sys/generate-root/update', { body: { key, nonce } });
-    if (last.status !== 200) throw new Error(`generate-root update answered ${last.status}: ${last.text}`);
-    if (last.json.complete) break;
-  }
-  const encoded = Buffer.from(last.json.encoded_token, 'base64');
-  const pad = Buffer.from(otp, 'utf8');
-  return Buffer.from(encoded.map((b, i) => b ^ (pad[i] as number))).toString('utf8');
 }
 
 it('serves reads locally, forwards writes, keeps tokens apart and follows a paths filter', async () => {

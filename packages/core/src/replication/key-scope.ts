@@ -17,8 +17,12 @@ const LOCAL: KeyScope = Object.freeze({ scope: 'local' });
  * their cubbyholes, leases, and the root namespace's local mount tables.
  */
 const LOCAL_PREFIXES = ['core/local/', 'core/local-mounts', 'core/local-auth', 'sys/token/', 'sys/expire/'];
-/** A cluster's own settings outside `core/local/` (kept where they were before replication). */
-const LOCAL_KEYS = new Set(['core/autopilot-configuration']);
+/**
+ * A cluster's own settings outside `core/local/` (kept where they were before replication), and
+ * a performance primary's set, which its DR secondaries hold but its performance secondaries
+ * must not (it holds the set's CA key).
+ */
+const LOCAL_KEYS = new Set(['core/autopilot-configuration', 'core/replication-performance-set']);
 const NAMESPACE_DATA = 'core/namespaces/';
 const DATA_PREFIXES = Object.values(DATA_PREFIX);
 

@@ -203,3 +203,25 @@ describe('LinkProxy.close', () => {
     expect(await settledTcpHandles()).toBe(before);
   });
 });
+
+describe('LinkProxy with a delay', () => {
+  it('carries bytes unchanged and in order, each way no sooner than the delay', async () => {
+    const target = await EchoTarget.start();
+    const proxy = await LinkProxy.start({ target: target.address, delayMs: 80 });
+    try {
+      const socket = await dial(proxy.address);
+      const received = collect(socket);
+      const started = Date.now();
+      // The greeting crosses once; the echo crosses twice, so the whole exchange spans at least two delays.
+      const payload = randomBytes(256 * 1024);
+      socket.end(payload);
+      await received.ended;
+      expect(Date.now() - started).toBeGreaterThanOrEqual(2 * 80);
+      expect(received.bytes().equals(Buffer.concat([Buffer.from('hello:'), payload]))).toBe(true);
+      socket.destroy();
+    } finally {
+      await proxy.close();
+      await target.close();
+    }
+  });
+});

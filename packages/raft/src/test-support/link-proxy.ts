@@ -11,6 +11,11 @@ export interface LinkProxyOptions {
   target: string;
   /** Where to listen, as host:port; default 127.0.0.1 on a free port. */
   listen?: string;
+  /**
+   * Added latency in each direction, in milliseconds: every chunk (and the end of a stream) is
+   * passed on this long after it arrived, in order, like a long network path. Default 0.
+   */
+  delayMs?: number;
 }
 
 /**
@@ -47,6 +52,7 @@ export class LinkProxy {
   private constructor(
     private readonly server: net.Server,
     private readonly target: { host: string; port: number },
+    private readonly delayMs: number,
     /** host:port that peers should dial instead of the target (kept after close, for logs). */
     readonly address: string,
   ) {
@@ -69,7 +75,7 @@ export class LinkProxy {
     // Nobody can connect before the port is known, so no connection is missed before the
     // constructor subscribes.
     const bound = server.address() as net.AddressInfo;
-    return new LinkProxy(server, target, `${bound.address}:${bound.port}`);
+    return new LinkProxy(server, target, options.delayMs ?? 0, `${bound.address}:${bound.port}`);
   }
 
   get stats(): LinkProxyStats {
@@ -124,8 +130,8 @@ export class LinkProxy {
     const upstream = net.connect({ ...this.target, allowHalfOpen: true, noDelay: true });
     link.upstream = upstream;
     upstream.on('error', ignore);
-    client.pipe(upstream);
-    upstream.pipe(client);
+    this.carry(client, upstream);
+    this.carry(upstream, client);
     // An orderly close of one side (both directions ended) leaves the other to flush and close
     // by itself; resetting it could cut off bytes still queued. A failure on either side
     // (including a target that is down: a killed node) resets the other, as a broken network
@@ -136,6 +142,27 @@ export class LinkProxy {
     };
     client.on('close', onClose(upstream));
     upstream.on('close', onClose(client));
+  }
+
+  /**
+   * Passes bytes one way. With a delay, timers of one duration fire in the order they were set,
+   * so chunks keep their order; backpressure is given up, which a test's small traffic can afford.
+   */
+  private carry(from: net.Socket, to: net.Socket): void {
+    if (this.delayMs <= 0) {
+      from.pipe(to);
+      return;
+    }
+    from.on('data', (chunk: Buffer) => {
+      setTimeout(() => {
+        if (!to.destroyed) to.write(chunk);
+      }, this.delayMs);
+    });
+    from.on('end', () => {
+      setTimeout(() => {
+        if (!to.destroyed) to.end();
+      }, this.delayMs);
+    });
   }
 
   /** Resets both ends of a link; safe to call more than once. */

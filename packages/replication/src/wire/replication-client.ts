@@ -26,6 +26,12 @@ export interface ReplicationClientOptions {
 }
 
 const DEFAULTS = { timeoutMs: 5_000, diffTimeoutMs: 120_000, silenceMs: 10_000, maxMessageBytes: 64 * 1024 * 1024 };
+/**
+ * HTTP/2's default window (64 KiB) lets that much of the WAL stream be in flight per round trip:
+ * on a link of 160 ms that is a few hundred KB/s, less than one busy primary writes. A secondary
+ * far away needs a window of about the bytes the primary writes in one round trip.
+ */
+const FLOW_CONTROL_WINDOW_BYTES = 16 * 1024 * 1024;
 /** As Raft's: a primary that died without closing its socket is noticed in about 10 s. */
 const KEEPALIVE = { 'grpc.keepalive_time_ms': 5_000, 'grpc.keepalive_timeout_ms': 5_000 } as const;
 
@@ -55,6 +61,7 @@ export class ReplicationClient {
       'grpc.max_receive_message_length': this.options.maxMessageBytes,
       'grpc.max_send_message_length': this.options.maxMessageBytes,
       'grpc.enable_retries': 0,
+      'grpc-node.flow_control_window': FLOW_CONTROL_WINDOW_BYTES,
       // Its own connection, so that close() closes it and a new client really dials anew.
       'grpc.use_local_subchannel_pool': 1,
     });

@@ -40,6 +40,10 @@ class Feed<T> {
   private wake: (() => void) | null = null;
   aborted = false;
 
+  get pending(): number {
+    return this.items.length;
+  }
+
   push(...items: T[]): void {
     this.items.push(...items);
     this.wake?.();
@@ -235,6 +239,19 @@ describe('replication wire: WAL stream', () => {
     expect(batches.length).toBeGreaterThanOrEqual(3);
     expect(batches.map((b) => b.through)).toEqual([...batches.slice(0, -2).map(() => undefined), 10, 12]);
     expect(batches.at(-1)).toEqual({ kind: 'batch', entries: [], lastWal: 12, through: 12 });
+  });
+
+  it('lets the primary send far more than HTTP/2\'s default window before the secondary reads it, as a far secondary needs', async () => {
+    // Throughput over a long link is the window per round trip. A secondary that does not read
+    // sends no window updates, so how much the primary could send shows the window the
+    // secondary granted: 2 MiB here, which the default 64 KiB window would hold back.
+    const primary = await startPrimary();
+    const count = 512;
+    for (let i = 1; i <= count; i++) primary.wal.push({ kind: 'batch', entries: [entry(i, put(`logical/k${i}`, 'x'.repeat(4096)))], lastWal: count });
+    const stream = connect(primary.address).streamWals({ fromIndex: 1, primaryClusterId: '', walSource: '', nodeId: '', apiAddress: '', clusterAddress: '' });
+    expect((await stream.next()).value).toMatchObject({ kind: 'batch', entries: [entry(1, put('logical/k1', 'x'.repeat(4096)))] });
+    await waitFor('the primary to hand every batch to the wire while the secondary reads none', () => primary.wal.pending === 0);
+    await stream.return(undefined);
   });
 
   it('ends with not_retained when the index left the window', async () => {

@@ -6,7 +6,7 @@ import { LinkProxy, type CutMode } from '../../../../raft/src/test-support/link-
  */
 
 type Command =
-  | { id: number; op: 'start'; target: string }
+  | { id: number; op: 'start'; target: string; delayMs?: number }
   | { id: number; op: 'cut'; index: number; mode: CutMode }
   | { id: number; op: 'heal'; index: number }
   | { id: number; op: 'close' };
@@ -18,7 +18,7 @@ process.on('message', (message: Command) => {
     try {
       switch (message.op) {
         case 'start': {
-          const proxy = await LinkProxy.start({ target: message.target });
+          const proxy = await LinkProxy.start({ target: message.target, ...(message.delayMs ? { delayMs: message.delayMs } : {}) });
           proxies.push(proxy);
           return reply(message.id, { address: proxy.address });
         }

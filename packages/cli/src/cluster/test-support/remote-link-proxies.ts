@@ -31,15 +31,18 @@ export class RemoteLinkProxies {
     });
   }
 
-  /** Starts one proxy per target (host:port), in order; `addresses[i]` stands for `targets[i]`. */
-  static async start(targets: string[]): Promise<RemoteLinkProxies> {
+  /**
+   * Starts one proxy per target (host:port), in order; `addresses[i]` stands for `targets[i]`.
+   * `delayMs` adds that much latency each way on every one.
+   */
+  static async start(targets: string[], options: { delayMs?: number } = {}): Promise<RemoteLinkProxies> {
     const child = fork(resolve(__dirname, 'link-proxy-host.ts'), [], {
       execArgv: ['-r', require.resolve('sucrase/register/ts')],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     const proxies = new RemoteLinkProxies(child);
     try {
-      for (const target of targets) proxies.addresses.push((await proxies.send({ op: 'start', target }))['address'] as string);
+      for (const target of targets) proxies.addresses.push((await proxies.send({ op: 'start', target, ...options }))['address'] as string);
     } catch (err) {
       child.kill('SIGKILL');
       throw err;
