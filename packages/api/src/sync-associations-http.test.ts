@@ -1,16 +1,6 @@
 import { Cloud1Emulator, DeployhostProjectEmulator } from '@strongroom/emulators';
 import { call, initAndUnseal, startTestServer, type TestServer } from './test-support/servers';
-
-/** Waits for `check` to hold, polling (bounded in count and time): the queue runs in the background. */
-async function eventually<T>(what: string, read: () => Promise<T> | T, check: (v: T) => boolean): Promise<T> {
-  let last: T | undefined;
-  for (let i = 0; i < 150; i++) {
-    last = await read();
-    if (check(last)) return last;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${what}: still ${JSON.stringify(last)}`);
-}
+import { eventually, operatorSettings } from './test-support/sync-support';
 
 /**
  * Associations through HTTP on a real server with the destination emulators: a KV v2 write,
@@ -21,11 +11,8 @@ describe('secret sync associations over HTTP', () => {
   let root: string;
   let cloud1: Cloud1Emulator;
   let deployhost: DeployhostProjectEmulator;
-  const saved: Record<string, string | undefined> = {};
-  const env = (name: string, value: string) => {
-    saved[name] = process.env[name];
-    process.env[name] = value;
-  };
+  const settings = operatorSettings();
+  const env = settings.set;
 
   beforeAll(async () => {
     cloud1 = new Cloud1Emulator();
@@ -41,10 +28,7 @@ describe('secret sync associations over HTTP', () => {
     await t?.stop();
     await cloud1?.stop();
     await deployhost?.close();
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
+    settings.restore();
   });
 
   const send = (method: string, path: string, body?: unknown) => call(t.url, method, path, { token: root, ...(body !== undefined ? { body } : {}) });

@@ -3,21 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Cloud2KeyVaultEmulator, Cloud3SecretManagerEmulator, RepohostEmulator } from '@strongroom/emulators';
 import { call, initAndUnseal, startTestServer, type TestServer } from './test-support/servers';
-
-/** Waits for `check` to hold, polling (bounded in count and time): the queue runs in the background. */
-async function eventually<T>(what: string, read: () => Promise<T> | T, check: (v: T) => boolean): Promise<T> {
-  let last: T | undefined;
-  for (let i = 0; i < 200; i++) {
-    last = await read();
-    if (check(last)) return last;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${what}: still ${JSON.stringify(last)}`);
-}
+import { eventually, operatorSettings } from './test-support/sync-support';
 
 /**
  * Sync through HTTP on a real server to the cloud2-kv, cloud3-sm and repohost emulators, each
- * through its client (the vendors' SDKs; the repository host's REST API with sealed values).
+ * through its client (the vendors' SDKs; the repository host's SDK with sealed values).
  */
 describe('secret sync to cloud2-kv, cloud3-sm and repohost over HTTP', () => {
   let t: TestServer;
@@ -27,11 +17,8 @@ describe('secret sync to cloud2-kv, cloud3-sm and repohost over HTTP', () => {
   let repohost: RepohostEmulator;
   let accessor: string;
   const dir = mkdtempSync(join(tmpdir(), 'strongroom-sync-ca-'));
-  const saved: Record<string, string | undefined> = {};
-  const env = (name: string, value: string) => {
-    saved[name] = process.env[name];
-    process.env[name] = value;
-  };
+  const settings = operatorSettings();
+  const env = settings.set;
 
   beforeAll(async () => {
     kv = await Cloud2KeyVaultEmulator.start();
@@ -56,10 +43,7 @@ describe('secret sync to cloud2-kv, cloud3-sm and repohost over HTTP', () => {
     await sm?.close();
     await repohost?.close();
     rmSync(dir, { recursive: true, force: true });
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
+    settings.restore();
   });
 
   const send = (method: string, path: string, body?: unknown) => call(t.url, method, path, { token: root, ...(body !== undefined ? { body } : {}) });

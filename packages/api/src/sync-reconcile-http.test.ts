@@ -1,17 +1,7 @@
 import { DeleteSecretCommand, PutSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { Cloud1Emulator } from '@strongroom/emulators';
 import { call, initAndUnseal, startTestServer, type TestServer } from './test-support/servers';
-
-/** Waits for `check` to hold, polling (bounded in count and time): the reconciliation runs in the background. */
-async function eventually<T>(what: string, read: () => Promise<T> | T, check: (v: T) => boolean): Promise<T> {
-  let last: T | undefined;
-  for (let i = 0; i < 300; i++) {
-    last = await read();
-    if (check(last)) return last;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${what}: still ${JSON.stringify(last)}`);
-}
+import { eventually, operatorSettings } from './test-support/sync-support';
 
 /** The periodic reconciliation on a real server against the cloud1-sm emulator: out-of-band changes are put back. */
 describe('secret sync reconciliation over HTTP', () => {
@@ -19,11 +9,8 @@ describe('secret sync reconciliation over HTTP', () => {
   let root: string;
   let cloud1: Cloud1Emulator;
   let sm: SecretsManagerClient;
-  const saved: Record<string, string | undefined> = {};
-  const env = (name: string, value: string) => {
-    saved[name] = process.env[name];
-    process.env[name] = value;
-  };
+  const settings = operatorSettings();
+  const env = settings.set;
 
   beforeAll(async () => {
     cloud1 = new Cloud1Emulator();
@@ -38,10 +25,7 @@ describe('secret sync reconciliation over HTTP', () => {
     sm?.destroy();
     await t?.stop();
     await cloud1?.stop();
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
+    settings.restore();
   });
 
   const send = (method: string, path: string, body?: unknown) => call(t.url, method, path, { token: root, ...(body !== undefined ? { body } : {}) });

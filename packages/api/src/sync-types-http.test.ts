@@ -6,17 +6,7 @@ import {
 } from '@strongroom/emulators';
 import { defaultClients, syncSettingsFromEnv, type Destination, type DestinationType, type Granularity } from '@strongroom/sync';
 import { call, initAndUnseal, startTestServer, type TestServer } from './test-support/servers';
-
-/** Waits for `check` to hold, polling (bounded in count and time): the queue runs in the background. */
-async function eventually<T>(what: string, read: () => Promise<T> | T, check: (v: T) => boolean): Promise<T> {
-  let last: T | undefined;
-  for (let i = 0; i < 300; i++) {
-    last = await read();
-    if (check(last)) return last;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${what}: still ${JSON.stringify(last)}`);
-}
+import { eventually, operatorSettings } from './test-support/sync-support';
 
 /** One destination type as the matrix drives it: how to make a destination, and what its emulator's admin view holds. */
 interface TypeCase {
@@ -49,11 +39,8 @@ describe('secret sync per destination type over HTTP', () => {
   let repohost: RepohostEmulator;
   let deployhost: DeployhostProjectEmulator;
   const dir = mkdtempSync(join(tmpdir(), 'strongroom-sync-types-'));
-  const saved: Record<string, string | undefined> = {};
-  const env = (name: string, value: string) => {
-    saved[name] = process.env[name];
-    process.env[name] = value;
-  };
+  const settings = operatorSettings();
+  const env = settings.set;
 
   beforeAll(async () => {
     cloud1 = new Cloud1Emulator();
@@ -84,10 +71,7 @@ describe('secret sync per destination type over HTTP', () => {
     await repohost?.close();
     await deployhost?.close();
     rmSync(dir, { recursive: true, force: true });
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
+    settings.restore();
   });
 
   const send = (method: string, path: string, body?: unknown) => call(t.url, method, path, { token: root, ...(body !== undefined ? { body } : {}) });
