@@ -29,3 +29,4 @@ export type { SnapshotSendFailure } from './transport/errors';
 export { createClusterTls } from './tls/cluster-tls';
 export type { ClusterTls } from './tls/cluster-tls';
 export { CLUSTER_SERVER_NAME } from './tls/cluster-name';
+export { loadService, repositoryProtoPath } from './transport/proto-files';

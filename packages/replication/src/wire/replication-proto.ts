@@ -1,33 +1,10 @@
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import type { MethodDefinition, ServiceDefinition } from '@grpc/grpc-js';
-import { loadSync, type Options } from '@grpc/proto-loader';
+import { loadService, repositoryProtoPath } from '@strongroom/raft';
 import type { TxnOp } from '@strongroom/base';
 
-/**
- * How proto-loader converts decoded messages to plain objects, as for raft.proto; `oneofs`
- * names the member of WalMessage that is set.
- */
-const LOADER_OPTIONS: Options = {
-  keepCase: false,
-  longs: Number,
-  enums: Number,
-  bytes: Buffer,
-  defaults: true,
-  arrays: true,
-  oneofs: true,
-};
-
-/**
- * The repository's proto/replication.proto. This file sits at the same depth under
- * packages/replication in sources (src/wire) and in the build (dist/wire).
- */
+/** The repository's proto/replication.proto (this file sits as deep in its package as raft's transport). */
 export function replicationProtoPath(): string {
-  const file = path.resolve(__dirname, '../../../../proto/replication.proto');
-  if (!existsSync(file)) {
-    throw new Error(`replication.proto not found at ${file}: the proto/ folder of the repository must ship beside packages/replication`);
-  }
-  return file;
+  return repositoryProtoPath(__dirname, 'replication.proto');
 }
 
 // ---- messages as proto-loader gives and takes them ------------------------------------------
@@ -136,7 +113,8 @@ let loaded: ReplicationService | undefined;
 /** The Replication service, parsed from replication.proto on first use. */
 export function replicationService(): ReplicationService {
   if (loaded === undefined) {
-    const definition = loadSync(replicationProtoPath(), LOADER_OPTIONS)['strongroom.replication.Replication'] as ServiceDefinition;
+    // `oneofs` names the member of WalMessage that is set.
+    const definition = loadService(replicationProtoPath(), 'strongroom.replication.Replication', { oneofs: true });
     const method = <Req, Res>(name: string): MethodDefinition<Req, Res> => {
       const m = definition[name];
       if (m === undefined) throw new Error(`replication.proto does not declare Replication.${name}`);
