@@ -142,6 +142,14 @@ describe('the performance kind', () => {
     // The secondary gets a new token here for update-primary, under the same ID.
     await standby.perf.secondaryToken({ id: 'perf-west', ttlSeconds: 60, publicKey: await roles().perf.generatePublicKey() });
 
+    // Disabled instead, a DR secondary serves as a cluster of its own, in no set: the copy goes.
+    const alone = roles({}, true);
+    await alone.dr.enableSecondary({ token: encryptToSecondary(await alone.dr.generatePublicKey(), Buffer.from(JSON.stringify(material('dr')))), primaryApiAddr: '', caFile: '', caPath: '' });
+    for (const k of replicatedKeys(east.storage)) await alone.storage.put(k, east.storage.data.get(k) as Buffer);
+    await alone.dr.disableSecondary('op');
+    expect(alone.storage.data.has('core/replication-performance-set')).toBe(false);
+    expect(alone.perf.mode()).toBe('disabled');
+
     // A DR secondary of a cluster that is no performance primary is promoted into no set.
     const plain = roles({}, true);
     const plainKey = await plain.dr.generatePublicKey();

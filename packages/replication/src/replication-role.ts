@@ -393,7 +393,10 @@ export class ReplicationRole {
     return this.serial(async () => {
       await this.requireSecondaryWithToken(operationToken);
       await this.takePrimaryRootKey();
-      await this.write({ mode: 'disabled' });
+      // A cluster of its own belongs to no performance set: the copies of its former primary's
+      // role must not make a later DR secondary of it take that role over.
+      const copies = [PERFORMANCE_SET_KEY, PERFORMANCE_LINK_KEY, PERFORMANCE_LINK_MARK_KEY].map((key): TxnOp => ({ type: 'delete', key }));
+      await this.write({ mode: 'disabled' }, { extra: this.kind === 'dr' ? copies : [] });
       return [`${capitalized(this.label)} replication is disabled on this cluster: it serves the data it holds as a cluster of its own.`];
     });
   }
