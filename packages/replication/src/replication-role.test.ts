@@ -142,12 +142,69 @@ describe('the performance kind', () => {
     // The secondary gets a new token here for update-primary, under the same ID.
     await standby.perf.secondaryToken({ id: 'perf-west', ttlSeconds: 60, publicKey: await roles().perf.generatePublicKey() });
 
+    // Disabled instead, a DR secondary serves as a cluster of its own, in no set: the copy goes.
+    const alone = roles({}, true);
+    await alone.dr.enableSecondary({ token: encryptToSecondary(await alone.dr.generatePublicKey(), Buffer.from(JSON.stringify(material('dr')))), primaryApiAddr: '', caFile: '', caPath: '' });
+    for (const k of replicatedKeys(east.storage)) await alone.storage.put(k, east.storage.data.get(k) as Buffer);
+    await alone.dr.disableSecondary('op');
+    expect(alone.storage.data.has('core/replication-performance-set')).toBe(false);
+    expect(alone.perf.mode()).toBe('disabled');
+
     // A DR secondary of a cluster that is no performance primary is promoted into no set.
     const plain = roles({}, true);
     const plainKey = await plain.dr.generatePublicKey();
     await plain.dr.enableSecondary({ token: encryptToSecondary(plainKey, Buffer.from(JSON.stringify(material('dr')))), primaryApiAddr: '', caFile: '', caPath: '' });
     await plain.dr.promote({ operationToken: 'op', primaryClusterAddr: '', force: true });
     expect(plain.perf.mode()).toBe('disabled');
+  });
+
+  it('ends the performance primary role at a DR demotion, and takes the set over again when promoted back', async () => {
+    const east = roles({}, true);
+    await east.perf.enablePrimary({ primaryClusterAddr: '' });
+    await east.perf.secondaryToken({ id: 'perf-west', ttlSeconds: 60, publicKey: await roles().perf.generatePublicKey() });
+    await east.dr.enablePrimary({ primaryClusterAddr: '' });
+    const set = east.perf.current;
+    if (set.mode !== 'primary') throw new Error('expected a performance primary');
+
+    const warnings = await east.dr.demote();
+    expect(east.dr.mode()).toBe('secondary');
+    expect(east.perf.mode()).toBe('disabled');
+    expect(await east.perf.status()).toEqual({ mode: 'disabled' });
+    expect(warnings.join(' ')).toMatch(/performance primary role stopped/);
+    // What the DR stream gives it from now on; here, the copy it kept.
+    expect(east.storage.data.has('core/replication-performance-set')).toBe(true);
+
+    await east.dr.promote({ operationToken: 'op', primaryClusterAddr: '', force: false });
+    expect(east.perf.current).toMatchObject({ mode: 'primary', cluster_id: set.cluster_id, ca_cert: set.ca_cert });
+  });
+
+  it('makes a promoted DR secondary of a performance secondary that same secondary, and stops the demoted one', async () => {
+    const west = roles({}, true);
+    const key = await west.perf.generatePublicKey();
+    await west.perf.enableSecondary({ token: encryptToSecondary(key, Buffer.from(JSON.stringify(material('performance')))), primaryApiAddr: '', caFile: '', caPath: '' });
+    await west.dr.enablePrimary({ primaryClusterAddr: '' });
+    // What the runner writes with each batch it applies.
+    const mark = Buffer.from(JSON.stringify({ wal_source: 'w1', index: 42 }));
+    await west.storage.txn([{ type: 'put', key: 'core/local/replication/performance/applied', value: mark }, { type: 'put', key: 'core/replication-performance-link-applied', value: mark }]);
+
+    const standby = roles({}, true);
+    const drKey = await standby.dr.generatePublicKey();
+    await standby.dr.enableSecondary({ token: encryptToSecondary(drKey, Buffer.from(JSON.stringify(material('dr')))), primaryApiAddr: '', caFile: '', caPath: '' });
+    for (const k of replicatedKeys(west.storage)) await standby.storage.put(k, west.storage.data.get(k) as Buffer);
+
+    await west.dr.demote();
+    expect(west.perf.mode()).toBe('disabled');
+    const warnings = await standby.dr.promote({ operationToken: 'op', primaryClusterAddr: '', force: true });
+    expect(standby.perf.current).toMatchObject({
+      mode: 'secondary', cluster_id: 'c1', secondary_id: 'perf-west', demoted: false, primary: { cluster_id: 'c1', wal_source: 'w1', cert: 'cert', key: 'key' },
+    });
+    expect(standby.storage.data.get('core/local/replication/performance/applied')).toEqual(mark);
+    expect(warnings.join(' ')).toMatch(/performance secondary "perf-west"/);
+
+    // A performance secondary that stops being one (disabled here) leaves nothing for a later promotion.
+    await standby.perf.disableSecondary(undefined);
+    expect(standby.storage.data.has('core/replication-performance-link')).toBe(false);
+    expect(standby.storage.data.has('core/replication-performance-link-applied')).toBe(false);
   });
 
   it('keeps a paths filter per secondary the primary knows', async () => {

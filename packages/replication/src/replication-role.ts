@@ -7,8 +7,9 @@ import { createActivationSigningKey, parseActivationJwt, signActivationJwt } fro
 import { decryptForSecondary, encryptToSecondary, generateSecondaryKeyPair } from './activation/secondary-key';
 import { fetchActivation, type ActivationMaterial } from './activation-fetch';
 import {
-  appliedKey, encodeJson, keypairKey, kindLabel, PERFORMANCE_SET_KEY, readApplied, readLive, readPerformanceSet, readRoleState, stateKey,
-  type PathsFilter, type PrimaryLink, type PrimaryState, type ReplicationKind, type RoleState, type SecondaryState,
+  appliedKey, encodeJson, keypairKey, kindLabel, PERFORMANCE_LINK_KEY, PERFORMANCE_LINK_MARK_KEY, PERFORMANCE_SET_KEY, readApplied, readLive,
+  readPerformanceLink, readPerformanceSet, readRoleState, stateKey,
+  type PathsFilter, type PerformanceLink, type PrimaryLink, type PrimaryState, type ReplicationKind, type RoleState, type SecondaryState,
 } from './role-state';
 import { DR_SECONDARY_PATHS } from './role-paths';
 import { classifyKey } from './key-space';
@@ -174,8 +175,11 @@ export class ReplicationRole {
       const next: SecondaryState = {
         mode: 'secondary', cluster_id: s.cluster_id, secondary_id: '', primary: null, demoted: true, merkle_sync_count: 0, kept_primary: kept,
       };
-      await this.write(next);
-      return [`This cluster is now a ${this.label} secondary with no primary: give it a new primary with secondary/update-primary and a secondary token.`];
+      const performance = this.kind === 'dr' ? this.other() : null;
+      let stopped: string[] = [];
+      if (performance) stopped = await performance.stopForDrSecondary((ops) => this.write(next, { extra: ops }));
+      else await this.write(next);
+      return [`This cluster is now a ${this.label} secondary with no primary: give it a new primary with secondary/update-primary and a secondary token.`, ...stopped];
     });
   }
 
@@ -380,7 +384,7 @@ export class ReplicationRole {
         : { ...(await this.newPrimary(s.cluster_id, options.primaryClusterAddr)) };
       await this.write(next);
       // The performance primary's address is not the DR one the caller may have named.
-      const joined = this.kind === 'dr' ? await this.other()?.adoptPerformanceSet('') ?? [] : [];
+      const joined = this.kind === 'dr' ? await this.other()?.adoptPerformanceRole('') ?? [] : [];
       return [`This cluster is now the ${this.label} primary: issue new secondary tokens to the other secondaries of the set.`, ...joined];
     });
   }
@@ -389,7 +393,10 @@ export class ReplicationRole {
     return this.serial(async () => {
       await this.requireSecondaryWithToken(operationToken);
       await this.takePrimaryRootKey();
-      await this.write({ mode: 'disabled' });
+      // A cluster of its own belongs to no performance set: the copies of its former primary's
+      // role must not make a later DR secondary of it take that role over.
+      const copies = [PERFORMANCE_SET_KEY, PERFORMANCE_LINK_KEY, PERFORMANCE_LINK_MARK_KEY].map((key): TxnOp => ({ type: 'delete', key }));
+      await this.write({ mode: 'disabled' }, { extra: this.kind === 'dr' ? copies : [] });
       return [`${capitalized(this.label)} replication is disabled on this cluster: it serves the data it holds as a cluster of its own.`];
     });
   }
@@ -545,35 +552,95 @@ export class ReplicationRole {
 
   // ---- storage ----------------------------------------------------------------------------
 
-  /** Stores the role; every node (this one included) picks it up from the commit feed. */
-  private async write(next: RoleState): Promise<void> {
+  /**
+   * Stores the role, with `extra` ops in the same Raft entry; every node (this one included)
+   * picks it up from the commit feed.
+   */
+  private async write(next: RoleState, options: { extra?: TxnOp[] } = {}): Promise<void> {
     const checks: Check[] = [];
-    const ops: TxnOp[] = [{ type: 'put', key: stateKey(this.kind), value: encodeJson(next) }];
-    if (this.kind === 'performance' && next.mode === 'primary') {
-      const { mode: _mode, ...set } = next;
-      ops.push({ type: 'put', key: PERFORMANCE_SET_KEY, value: encodeJson(set) });
-    } else if (this.kind === 'performance' && this.state.mode === 'primary') {
-      ops.push({ type: 'delete', key: PERFORMANCE_SET_KEY });
-    }
+    const ops: TxnOp[] = [{ type: 'put', key: stateKey(this.kind), value: encodeJson(next) }, ...this.copyOps(next), ...(options.extra ?? [])];
     await this.cluster.storage.checkAndSet(checks, ops);
     await this.reload();
   }
 
   /**
-   * Called on the performance role once a DR promotion made this cluster a DR primary: when the
-   * DR primary it replaced was a performance primary, this cluster holds that set (copied by the
-   * DR stream) and becomes its performance primary. Same cluster ID, CA and paths filters; a new
-   * WAL source (another Raft log), so the secondaries catch up by Merkle sync; each needs a new
-   * secondary token from here (update-primary), since its credentials were for the old cluster.
+   * Performance: the copies a DR secondary of this cluster needs to take the role over (the
+   * primary's set, a secondary's link) follow every write of the role, and go when it ends.
    */
-  adoptPerformanceSet(primaryClusterAddr: string): Promise<string[]> {
+  private copyOps(next: RoleState): TxnOp[] {
+    if (this.kind !== 'performance') return [];
+    const ops: TxnOp[] = [];
+    if (next.mode === 'primary') {
+      const { mode: _mode, ...set } = next;
+      ops.push({ type: 'put', key: PERFORMANCE_SET_KEY, value: encodeJson(set) });
+    } else if (this.state.mode === 'primary') {
+      ops.push({ type: 'delete', key: PERFORMANCE_SET_KEY });
+    }
+    // Until its wipe is done, a new secondary's copy would only be deleted by it.
+    if (next.mode === 'secondary' && next.primary && !next.wipe_pending) {
+      const link: PerformanceLink = {
+        cluster_id: next.cluster_id, ...(next.own_cluster_id ? { own_cluster_id: next.own_cluster_id } : {}), secondary_id: next.secondary_id,
+        primary: next.primary, merkle_sync_count: next.merkle_sync_count,
+      };
+      ops.push({ type: 'put', key: PERFORMANCE_LINK_KEY, value: encodeJson(link) });
+    } else if (this.state.mode === 'secondary') {
+      ops.push({ type: 'delete', key: PERFORMANCE_LINK_KEY }, { type: 'delete', key: PERFORMANCE_LINK_MARK_KEY });
+    }
+    return ops;
+  }
+
+  /**
+   * Performance, as this cluster becomes a DR secondary (a DR demotion): a DR secondary acts in
+   * no performance role, so the role ends in the same Raft entry as the DR one (`writeDr` writes
+   * it with the ops given). A primary's streams end with its trust in the set's CA; a
+   * secondary's stream stops, so the primary never has it from two clusters. The copies stay:
+   * they are what the DR stream gives this cluster from now on, and what a failback takes over.
+   */
+  stopForDrSecondary(writeDr: (ops: TxnOp[]) => Promise<void>): Promise<string[]> {
+    return this.serial(async () => {
+      const was = this.state.mode;
+      if (this.kind !== 'performance' || was === 'disabled') {
+        await writeDr([]);
+        return [];
+      }
+      await writeDr([{ type: 'put', key: stateKey(this.kind), value: encodeJson({ mode: 'disabled' }) }]);
+      await this.reload();
+      return [`Its performance ${was} role stopped: a DR secondary acts in no performance role; promoted again, it takes the role over from what the DR stream gives it.`];
+    });
+  }
+
+  /**
+   * Called on the performance role once a DR promotion made this cluster a DR primary: it takes
+   * over the performance role of the DR primary it replaced, from the copy the DR stream gave it.
+   *
+   * A performance primary's set: this cluster becomes its performance primary. Same cluster ID,
+   * CA and paths filters; a new WAL source (another Raft log), so the secondaries catch up by
+   * Merkle sync; each needs a new secondary token from here (update-primary), since its
+   * credentials were for the old cluster.
+   *
+   * A performance secondary's link: this cluster becomes that secondary, with the same identity
+   * (the primary already knows its certificate), from the mark its former primary had applied;
+   * the data that mark describes came with it, in the same DR entries.
+   */
+  adoptPerformanceRole(primaryClusterAddr: string): Promise<string[]> {
     return this.serial(async () => {
       if (this.kind !== 'performance' || this.state.mode !== 'disabled') return [];
       const set = await readPerformanceSet(this.cluster.storage);
-      if (!set) return [];
-      const secondaries = Object.fromEntries(Object.entries(set.secondaries).map(([id, r]) => [id, { ...r, activated: false, expires_at: 0 }]));
-      await this.write({ ...set, mode: 'primary', wal_source: randomUUID(), primary_cluster_addr: primaryClusterAddr, secondaries });
-      return [`This cluster is now also the performance primary of its former primary's set (${Object.keys(secondaries).length} known secondaries): issue each a new secondary token here, for secondary/update-primary.`];
+      if (set) {
+        const secondaries = Object.fromEntries(Object.entries(set.secondaries).map(([id, r]) => [id, { ...r, activated: false, expires_at: 0 }]));
+        await this.write({ ...set, mode: 'primary', wal_source: randomUUID(), primary_cluster_addr: primaryClusterAddr, secondaries });
+        return [`This cluster is now also the performance primary of its former primary's set (${Object.keys(secondaries).length} known secondaries): issue each a new secondary token here, for secondary/update-primary.`];
+      }
+      const copy = await readPerformanceLink(this.cluster.storage);
+      if (!copy) return [];
+      const { link, mark } = copy;
+      const next: SecondaryState = {
+        mode: 'secondary', cluster_id: link.cluster_id, ...(link.own_cluster_id ? { own_cluster_id: link.own_cluster_id } : {}),
+        secondary_id: link.secondary_id, primary: link.primary, demoted: false, merkle_sync_count: link.merkle_sync_count,
+      };
+      const key = appliedKey(this.kind);
+      await this.write(next, { extra: [mark ? { type: 'put', key, value: mark } : { type: 'delete', key }] });
+      return [`This cluster is now also the performance secondary "${link.secondary_id}" its former primary was: it follows that performance primary with the same secondary token, from where its former primary stopped.`];
     });
   }
 

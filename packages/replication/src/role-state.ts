@@ -59,6 +59,25 @@ export async function readPerformanceSet(storage: Pick<Storage, 'get'>): Promise
   return raw ? (JSON.parse(raw.toString('utf8')) as PerformanceSet) : null;
 }
 
+/**
+ * A performance secondary's link (its identity at the primary: secondary and cluster IDs, the
+ * client certificate and key, the primary's addresses and CA), copied with every write of that
+ * role, and its applied mark, copied with every batch it applies, both outside the cluster-local
+ * prefix for the same reason as the set: a promoted DR secondary of this cluster follows the
+ * same performance primary as the same secondary, from where this one stopped. Local to the
+ * core as the set is.
+ */
+export const PERFORMANCE_LINK_KEY = 'core/replication-performance-link';
+export const PERFORMANCE_LINK_MARK_KEY = 'core/replication-performance-link-applied';
+
+export type PerformanceLink = Pick<SecondaryState, 'cluster_id' | 'own_cluster_id' | 'secondary_id' | 'merkle_sync_count'> & { primary: PrimaryLink };
+
+export async function readPerformanceLink(storage: Pick<Storage, 'get'>): Promise<{ link: PerformanceLink; mark: Buffer | null } | null> {
+  const raw = await storage.get(PERFORMANCE_LINK_KEY);
+  if (!raw) return null;
+  return { link: JSON.parse(raw.toString('utf8')) as PerformanceLink, mark: await storage.get(PERFORMANCE_LINK_MARK_KEY) };
+}
+
 export const DR_STATE_KEY = stateKey('dr');
 export const DR_APPLIED_KEY = appliedKey('dr');
 

@@ -71,10 +71,14 @@ it('a performance secondary syncs and streams only shared keys, keeps its own, t
   try {
     await expect(far).resolves.toBe(true);
     await expect(tooFar).resolves.toBe(false);
-    expect([...storage.data.keys()].filter((k) => !k.startsWith('core/local/')).sort()).toEqual(['logical/kv/a', 'logical/kv/b', 'logical/local-mount/x', 'sys/token/id/mine']);
+    expect([...storage.data.keys()].filter((k) => !k.startsWith('core/local/')).sort()).toEqual([
+      'core/replication-performance-link-applied', 'logical/kv/a', 'logical/kv/b', 'logical/local-mount/x', 'sys/token/id/mine',
+    ]);
     expect(storage.data.get('logical/kv/a')?.toString()).toBe('synced');
     expect(changed).toEqual([['logical/hidden/y', 'logical/kv/a'], ['logical/kv/b']]);
     expect(await readApplied(storage, 'performance')).toEqual({ wal_source: 'w1', index: 6 });
+    // The copy a DR secondary of this cluster resumes from, with the data it describes.
+    expect(JSON.parse(storage.data.get('core/replication-performance-link-applied')?.toString() ?? 'null')).toEqual({ wal_source: 'w1', index: 6 });
     expect(await readApplied(storage, 'dr')).toBeNull();
     expect(runner.pathsFilter()).toEqual({ mode: 'deny', paths: ['hidden/'] });
   } finally {

@@ -1,7 +1,7 @@
 import type { TxnOp } from '@strongroom/base';
 import type { Advert, RaftStorage } from '@strongroom/cluster';
 import type { Clock, Logger } from '@strongroom/core';
-import { appliedKey, encodeJson, kindLabel, readApplied, type AppliedMark, type PathsFilter, type PrimaryLink, type ReplicationKind } from './role-state';
+import { appliedKey, encodeJson, kindLabel, PERFORMANCE_LINK_MARK_KEY, readApplied, type AppliedMark, type PathsFilter, type PrimaryLink, type ReplicationKind } from './role-state';
 import type { SecondaryLive } from './role-runtime';
 import { classifyKey } from './key-space';
 import type { ReplicationClient } from './wire/replication-client';
@@ -266,10 +266,7 @@ export class SecondaryRunner {
     if (last === mark.index) return mark;
     const next: AppliedMark = { wal_source: mark.wal_source, index: last };
     const key = appliedKey(this.options.kind);
-    const done = await this.options.storage.checkAndSet(
-      [{ key, value: encodeJson(mark) }],
-      [...ops, { type: 'put', key, value: encodeJson(next) }],
-    );
+    const done = await this.options.storage.checkAndSet([{ key, value: encodeJson(mark) }], [...ops, ...this.markOps(next)]);
     if (!done) throw new Error('the applied WAL mark changed under this node (another leader applied meanwhile)');
     await this.tellChanged(ops.map((op) => op.key));
     this.lastRemoteWal = last;
@@ -301,9 +298,20 @@ export class SecondaryRunner {
     }
     await this.tellChanged([...plan.remove, ...plan.fetch]);
     const next: AppliedMark = { wal_source: this.options.link.wal_source, index: diff.lastWal, last_wal: diff.lastWal };
-    await this.options.storage.put(appliedKey(this.options.kind), encodeJson(next));
+    await this.options.storage.txn(this.markOps(next));
     this.lastRemoteWal = diff.lastWal;
     this.advance(diff.lastWal);
+  }
+
+  /**
+   * The mark, and for a performance secondary its copy that the DR stream carries: a promoted DR
+   * secondary of this cluster resumes from it, and it moves with the data it describes.
+   */
+  private markOps(next: AppliedMark): TxnOp[] {
+    const value = encodeJson(next);
+    const ops: TxnOp[] = [{ type: 'put', key: appliedKey(this.options.kind), value }];
+    if (this.options.kind === 'performance') ops.push({ type: 'put', key: PERFORMANCE_LINK_MARK_KEY, value });
+    return ops;
   }
 
   /**

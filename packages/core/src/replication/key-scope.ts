@@ -14,15 +14,13 @@ const LOCAL: KeyScope = Object.freeze({ scope: 'local' });
 
 /**
  * Prefixes of what each cluster keeps for itself: its own state (`core/local/`), tokens with
- * their cubbyholes, leases, and the root namespace's local mount tables.
+ * their cubbyholes, leases, the root namespace's local mount tables, and the copies of its
+ * performance role (a primary's set, a secondary's link and mark), which its DR secondaries
+ * hold but no performance secondary may (they hold the set's CA key, a secondary's client key).
  */
-const LOCAL_PREFIXES = ['core/local/', 'core/local-mounts', 'core/local-auth', 'sys/token/', 'sys/expire/'];
-/**
- * A cluster's own settings outside `core/local/` (kept where they were before replication), and
- * a performance primary's set, which its DR secondaries hold but its performance secondaries
- * must not (it holds the set's CA key).
- */
-const LOCAL_KEYS = new Set(['core/autopilot-configuration', 'core/replication-performance-set']);
+const LOCAL_PREFIXES = ['core/local/', 'core/local-mounts', 'core/local-auth', 'sys/token/', 'sys/expire/', 'core/replication-performance-'];
+/** A cluster's own settings outside `core/local/` (kept where they were before replication). */
+const LOCAL_KEYS = new Set(['core/autopilot-configuration']);
 const NAMESPACE_DATA = 'core/namespaces/';
 const DATA_PREFIXES = Object.values(DATA_PREFIX);
 
