@@ -167,6 +167,9 @@ describe('DR replication, the reverse roles', () => {
     const active = await secondary.cluster.waitActive(60_000);
     const canary = await api(active.apiAddr, 'GET', 'secret/data/canary', { token: root });
     expect(canary.json?.data?.data).toEqual({ value: 'before' });
+    // The follower that took the promote handed it to the leader; like Vault's, a promotion
+    // reaches the other nodes a moment after it is answered.
+    await until('the follower to leave DR secondary mode', 60_000, async () => ((await drStatus(follower.apiAddr))?.mode === 'primary' ? true : undefined), 250);
     const missing: string[] = [];
     for (const k of acknowledged) {
       const r = await api(follower.apiAddr, 'GET', `secret/data/${k}`, { token: root });
