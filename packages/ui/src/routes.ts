@@ -1,0 +1,7 @@
+import type { PageRoute } from './page';
+import { dashboardRoutes } from './pages/dashboard';
+
+/** Every page, first match wins. A page adds itself by exporting its routes and being listed here. */
+export const routes: PageRoute[] = [
+  ...dashboardRoutes,
+];
