@@ -88,10 +88,10 @@ export function MessagesList(): JSX.Element {
                     <td><span class={`badge ${m.active ? 'badge-ok' : 'badge-warn'}`}>{m.active ? 'active' : 'inactive'}</span></td>
                     <td>{formatTime(m.start_time)}</td>
                     <td>{formatTime(m.end_time)}</td>
-                    <td class="messages-actions">
+                    <td><div class="messages-actions">
                       <Link to={`/messages/${encodeURIComponent(m.id)}`} class="btn">Edit</Link>
                       <ConfirmButton label="Delete" confirm="Delete it" onConfirm={() => remove(m.id)} />
-                    </td>
+                    </div></td>
                   </tr>
                 ))}
               </tbody>

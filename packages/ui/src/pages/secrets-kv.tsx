@@ -134,10 +134,10 @@ function SecretValues({ data }: { data: Record<string, unknown> }): JSX.Element 
             <tr key={key}>
               <td class="mono">{key}</td>
               <td class="mono secrets-value" data-key={key}>{revealed.has(key) ? display(data[key]) : '••••••••'}</td>
-              <td class="secrets-actions">
+              <td><div class="secrets-actions">
                 <button type="button" class="btn" aria-label={`${revealed.has(key) ? 'Hide' : 'Reveal'} ${key}`} onClick={() => toggle(key)}>{revealed.has(key) ? 'Hide' : 'Reveal'}</button>
                 <button type="button" class="btn" aria-label={`Copy ${key}`} onClick={() => void copy(key)}>{copied === key ? 'Copied' : 'Copy'}</button>
-              </td>
+              </div></td>
             </tr>
           ))}
         </tbody>
@@ -228,12 +228,12 @@ export function KvSecret({ mount, path }: { mount: string; path: string }): JSX.
                           <td>{n === shown ? <strong>{n}</strong> : n}{n === meta.data?.current_version && <span class="muted"> (current)</span>}</td>
                           <td>{formatTime(v.created_time)}</td>
                           <td><span class={`badge ${s === 'active' ? 'badge-ok' : 'badge-danger'}`}>{s}</span></td>
-                          <td class="secrets-actions">
+                          <td><div class="secrets-actions">
                             <button type="button" class="btn" disabled={n === shown} onClick={() => { setEditing(false); setVersion(n); }}>View</button>
                             {s === 'active' && <button type="button" class="btn" onClick={() => void act(() => api.write(`${mount}delete/${p}`, body))}>Delete</button>}
                             {s === 'deleted' && <button type="button" class="btn" onClick={() => void act(() => api.write(`${mount}undelete/${p}`, body))}>Undelete</button>}
                             {s !== 'destroyed' && <ConfirmButton label="Destroy" confirm={`Destroy version ${n}`} onConfirm={() => act(() => api.write(`${mount}destroy/${p}`, body))} />}
-                          </td>
+                          </div></td>
                         </tr>
                       );
                     })}
