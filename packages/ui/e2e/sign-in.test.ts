@@ -107,4 +107,29 @@ describe('signing in to the web UI', () => {
       await close();
     }
   });
+
+  it('sends the chosen namespace with every call, so the pages show that namespace', async () => {
+    const inTeam = (method: string, path: string, body?: unknown) => fetch(`${server.url}/v1/${path}`, {
+      method,
+      headers: { 'X-Vault-Token': server.rootToken, 'X-Vault-Namespace': 'team', 'Content-Type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    expect((await server.api('POST', 'sys/namespaces/team', {})).status).toBeLessThan(300);
+    expect((await inTeam('POST', 'sys/mounts/team-kv', { type: 'kv', options: { version: '2' } })).status).toBeLessThan(300);
+    expect((await inTeam('POST', 'team-kv/data/only-in-team', { data: { a: '1' } })).status).toBeLessThan(300);
+    const { page, close } = await openPage(browser);
+    try {
+      await page.goto(`${server.url}/ui/secrets`);
+      await page.getByLabel('Token').fill(server.rootToken);
+      await page.getByLabel(/^Namespace/).fill('team');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByText('ns: team').waitFor();
+      await page.getByRole('link', { name: 'team-kv/' }).waitFor();
+      expect(await page.getByRole('link', { name: 'secret/' }).count()).toBe(0);
+      await page.getByRole('link', { name: 'team-kv/' }).click();
+      await page.getByRole('link', { name: 'only-in-team' }).waitFor();
+    } finally {
+      await close();
+    }
+  });
 });
