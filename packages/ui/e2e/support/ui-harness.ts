@@ -147,15 +147,22 @@ export async function screenshot(page: Page, test: string, name: string): Promis
   return file;
 }
 
+/** Fails when the page is wider than the window: only a table may scroll sideways, in its frame. */
+export async function expectNoSidewaysScroll(page: Page, what: string): Promise<void> {
+  const { scroll, window } = await page.evaluate('({ scroll: document.documentElement.scrollWidth, window: window.innerWidth })') as { scroll: number; window: number };
+  if (scroll > window) throw new Error(`${what} is ${scroll} px wide in a ${window} px window`);
+}
+
 /**
  * Takes the same screenshot at both widths by resizing the page (the layout must follow a
- * resize), then puts the size back.
+ * resize), checking at each that the page fits the width, then puts the size back.
  */
 export async function screenshotBoth(page: Page, test: string, name: string): Promise<void> {
   const before = page.viewportSize() ?? WIDTHS.desktop;
   for (const size of Object.values(WIDTHS)) {
     await page.setViewportSize(size);
     await screenshot(page, test, name);
+    await expectNoSidewaysScroll(page, `${test}/${name}`);
   }
   await page.setViewportSize(before);
 }
