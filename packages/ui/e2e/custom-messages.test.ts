@@ -62,8 +62,14 @@ describe('custom messages in the web UI', () => {
       const dialog = page.getByRole('dialog', { name: 'Policy change' });
       await dialog.waitFor();
       await screenshotBoth(page, 'custom-messages', 'post-login-modal');
-      await dialog.getByRole('button', { name: 'Acknowledge' }).click();
+      // The page behind takes no input and the dialog has the focus, until it is acknowledged.
+      expect(await page.locator('.shell-page').getAttribute('inert')).not.toBeNull();
+      expect(await page.evaluate('document.activeElement?.textContent')).toBe('Acknowledge');
+      await page.keyboard.press('Enter');
       await dialog.waitFor({ state: 'detached' });
+      expect(await page.locator('.shell-page').getAttribute('inert')).toBeNull();
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByLabel('Token').waitFor();
     } finally {
       await close();
     }

@@ -170,11 +170,21 @@ export async function screenshotBoth(page: Page, test: string, name: string): Pr
 /** Signs in through the form, past any pre-login modal, and waits for the signed-in frame. */
 export async function signIn(page: Page, baseUrl: string, token: string, path = '/ui/'): Promise<void> {
   await page.goto(`${baseUrl}${path}`);
-  await page.locator('form[aria-label="Sign in"]').waitFor();
+  await waitForSignInPage(page);
   await acknowledgeModals(page);
   await page.getByLabel('Token').fill(token);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+  await waitForSignedIn(page);
+}
+
+/** The sign-in page once its pre-login messages are in (so none can appear after this). */
+export async function waitForSignInPage(page: Page): Promise<void> {
+  await page.locator('main.sign-in[aria-busy="false"]').waitFor();
+}
+
+/** The signed-in frame once its post-login messages are in; a modal among them is left for the test. */
+export async function waitForSignedIn(page: Page): Promise<void> {
+  await page.locator('.shell[aria-busy="false"]').waitFor();
 }
 
 /** Acknowledges every modal custom message showing, one after another. */

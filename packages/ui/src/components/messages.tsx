@@ -1,4 +1,5 @@
 import type { JSX } from 'preact';
+import { useEffect, useRef } from 'preact/hooks';
 import { api } from '../api/client';
 
 /** A custom message as the UI shows it: the body already decoded from base64. */
@@ -82,13 +83,16 @@ export function Banner({ message, onDismiss }: { message: UiMessage; onDismiss?:
 
 /** A modal panel; `inline` draws it in place (the admin preview) instead of over the page. */
 export function ModalCard({ message, onAcknowledge }: { message: UiMessage; onAcknowledge?: () => void }): JSX.Element {
+  const button = useRef<HTMLButtonElement>(null);
+  // A blocking dialog takes the keyboard focus, so it can be acknowledged without a pointer.
+  useEffect(() => { if (onAcknowledge) button.current?.focus(); }, [message.id]);
   return (
     <div class="modal-card" data-message-id={message.id}>
       <h2 class="modal-title">{message.title}</h2>
       <p class="modal-body">{message.body}</p>
       <MessageLink link={message.link} />
       <div class="modal-actions">
-        <button type="button" class="btn btn-primary" onClick={onAcknowledge} disabled={!onAcknowledge}>Acknowledge</button>
+        <button ref={button} type="button" class="btn btn-primary" onClick={onAcknowledge} disabled={!onAcknowledge}>Acknowledge</button>
       </div>
     </div>
   );

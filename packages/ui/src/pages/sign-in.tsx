@@ -15,12 +15,14 @@ export function SignIn(): JSX.Element {
   const [notice] = useState(takeSignOutReason);
   const [busy, setBusy] = useState(false);
   const [messagesFor, setMessagesFor] = useState('');
+  const [messagesLoaded, setMessagesLoaded] = useState(false);
 
   useEffect(() => {
     let live = true;
+    setMessagesLoaded(false);
     fetchActiveMessages(false, messagesFor).then(
-      (found) => { if (live) { setMessages(found); setMessagesError(null); } },
-      (err: unknown) => { if (live) setMessagesError(errorText(err)); },
+      (found) => { if (live) { setMessages(found); setMessagesError(null); setMessagesLoaded(true); } },
+      (err: unknown) => { if (live) { setMessagesError(errorText(err)); setMessagesLoaded(true); } },
     );
     return () => { live = false; };
   }, [messagesFor]);
@@ -43,11 +45,11 @@ export function SignIn(): JSX.Element {
   };
 
   return (
-    <main class="sign-in">
-      <div class="sign-in-banners">
+    <main class="sign-in" aria-busy={!messagesLoaded}>
+      <div class="sign-in-banners" inert={blocked}>
         {messages.filter((m) => m.type === 'banner').map((m) => <Banner key={m.id} message={m} />)}
       </div>
-      <form class="card sign-in-card" onSubmit={submit} aria-label="Sign in">
+      <form class="card sign-in-card" onSubmit={submit} aria-label="Sign in" inert={blocked}>
         <h1 class="sign-in-title">Strongroom</h1>
         <p class="muted">Sign in with a token.</p>
         {notice && <p class="notice" role="status">{notice}</p>}
