@@ -13,7 +13,7 @@ export const UI_CSP = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self'",
-  "img-src 'self' data:",
+  "img-src 'self'",
   "connect-src 'self'",
   "font-src 'self'",
   "object-src 'none'",
