@@ -43,6 +43,7 @@ function SignedIn({ session }: { session: Session }): JSX.Element {
   }, [caps, path]);
 
   let page: JSX.Element;
+  let title = 'Strongroom';
   if (error) page = <p class="error" role="alert">{error}</p>;
   else if (!caps) page = <p class="muted">Loading…</p>;
   else {
@@ -52,9 +53,11 @@ function SignedIn({ session }: { session: Session }): JSX.Element {
     else if (!allows(caps, found.r.needs)) page = <NotFound reason="This token's policies do not allow this page." />;
     else {
       const Page = found.r.component;
-      document.title = `${found.r.title} · Strongroom`;
-      page = <Page params={found.params ?? {}} />;
+      title = `${found.r.title} · Strongroom`;
+      // Keyed by path: a page's state (a chosen version, an open editor) belongs to one address.
+      page = <Page key={path} params={found.params ?? {}} />;
     }
   }
+  useEffect(() => { document.title = title; }, [title]);
   return <Layout session={session} nav={nav} path={path}>{page}</Layout>;
 }
