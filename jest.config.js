@@ -5,7 +5,7 @@
 module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/packages'],
-  testMatch: ['**/src/**/*.test.ts'],
+  testMatch: ['**/src/**/*.test.ts', '**/packages/ui/e2e/**/*.test.ts'],
   transform: { '^.+\\.ts$': ['@sucrase/jest-plugin', { disableESTransforms: true }] },
   moduleNameMapper: {
     '^@strongroom/base$': '<rootDir>/packages/base/src/index.ts',

@@ -18,6 +18,12 @@ const DEBIAN_PACKAGES = [
     check: ['/usr/bin/python3', ['-c', 'import hvac']],
     neededBy: 'packages/api/src/hvac.test.ts',
   },
+  {
+    name: 'chromium',
+    // Debian's build, driven through playwright-core: a browser download is not what CI can fetch.
+    check: ['/usr/bin/chromium', ['--version']],
+    neededBy: 'packages/ui/e2e',
+  },
 ];
 
 function commandSucceeds([file, args]) {

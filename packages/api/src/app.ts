@@ -4,12 +4,15 @@ import type { Core, Logger } from '@strongroom/core';
 import type { ClusterRouting } from '@strongroom/cluster';
 import { createDispatcher } from './dispatcher';
 import type { JsonLimits } from './http/json-body';
+import { defaultUiDir, mountWebUi } from './http/web-ui';
 
 export interface AppOptions {
   maxRequestSize: number;
   jsonLimits?: JsonLimits;
   logger: Logger;
   cluster?: ClusterRouting;
+  /** The built web UI; null serves none (a clear 503 under /ui/). Defaults to the ui package's build. */
+  uiDir?: string | null;
 }
 
 /**
@@ -27,11 +30,9 @@ export function createApp(core: Core, options: AppOptions): { app: express.Expre
     req.url = req.originalUrl;
     void dispatch(req, res);
   });
-  app.get('/', (_req, res) => {
-    res.json({ name: 'strongroom', api: '/v1/', health: '/v1/sys/health' });
-  });
+  mountWebUi(app, options.uiDir === undefined ? defaultUiDir() : options.uiDir);
   app.use((_req, res) => {
-    res.status(404).json({ errors: ['not found; the API is served under /v1/'] });
+    res.status(404).json({ errors: ['not found; the API is served under /v1/ and the web UI under /ui/'] });
   });
 
   const listener: RequestListener = (req: IncomingMessage, res: ServerResponse) => {

@@ -47,6 +47,11 @@ describe('the script npm test runs first, for the Debian packages tests need', (
     expect(hvac?.check).toEqual(['/usr/bin/python3', ['-c', 'import hvac']]);
   });
 
+  it('lists chromium for the browser tests, checked by running the path they launch', () => {
+    const browser = DEBIAN_PACKAGES.find((p) => p.name === 'chromium');
+    expect(browser?.check).toEqual(['/usr/bin/chromium', ['--version']]);
+  });
+
   it('calls no apt when everything is there', () => {
     const { system, runs, out, err } = fakeSystem(['a', 'b']);
     expect(ensureDebianPackages([pkg('a'), pkg('b')], system)).toBe(0);
