@@ -143,3 +143,40 @@ it('leaves out the cards a narrow token may not read, and shows the API\'s words
     await close();
   }
 });
+
+it('refreshes every 5 s while open, and stops once the page is left', async () => {
+  const { page, close } = await openPage(browser);
+  try {
+    // The page's clock is moved by hand, so "no refresh after leaving" is checked without waiting.
+    await page.clock.install();
+    // Counts the dashboard's autopilot reads in the page (written as text: these tests have no DOM types).
+    await page.addInitScript({
+      content: `window.autopilotReads = 0;
+        const original = window.fetch.bind(window);
+        window.fetch = (input, init) => {
+          if (String(input).includes('/v1/sys/storage/raft/autopilot/state')) window.autopilotReads++;
+          return original(input, init);
+        };`,
+    });
+    const reads = async () => Number(await page.evaluate('window.autopilotReads'));
+    await signIn(page, addr, root, '/ui/dashboard');
+    await card(page, 'peers').locator('tbody tr').nth(2).waitFor();
+    const first = await reads();
+    expect(first).toBeGreaterThanOrEqual(1);
+    const updated = () => page.locator('[data-updated]').getAttribute('data-updated');
+    const before = await updated();
+    await page.clock.runFor(5_000);
+    // Waits for the round to finish, not only to start, so the next one is already scheduled.
+    await until('a refresh 5 s later', 30_000, async () => ((await reads()) > first && (await updated()) !== before ? true : undefined), 100);
+
+    // In-app navigation, as a link does it: the page unmounts without a reload.
+    await page.evaluate(`window.history.pushState(null, '', '/ui/elsewhere');
+      window.dispatchEvent(new Event('strongroom:navigate'));`);
+    await page.getByRole('heading', { name: 'Not found' }).waitFor();
+    const left = await reads();
+    await page.clock.runFor(60_000);
+    expect(await reads()).toBe(left);
+  } finally {
+    await close();
+  }
+});
