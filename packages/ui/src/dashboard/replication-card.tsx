@@ -112,7 +112,8 @@ export function ReplicationCard({ kind, section, history, windowMs, now }: {
 }): JSX.Element {
   const title = kind === 'dr' ? 'DR replication' : 'Performance replication';
   return (
-    <SectionCard title={title} name={`replication-${kind}`} section={section} wide>
+    // Disabled, it is one line: two such cards share a row instead of taking two.
+    <SectionCard title={title} name={`replication-${kind}`} section={section} wide={!section?.ok || section.data.mode !== 'disabled'}>
       {(s) => {
         if (s.mode === 'primary') return <PrimaryView s={s} lags={secondaryLags(s)} history={history} windowMs={windowMs} now={now} />;
         if (s.mode === 'secondary') return <SecondaryView s={s} now={now} />;
