@@ -168,7 +168,7 @@ export class NodeRuntime implements RoleRuntime {
       } : {}),
       ...(state.mode === 'primary' ? { secondaries: this.secondaries() } : {}),
     };
-    const text = JSON.stringify(record, (k, v) => (k === 'last_heartbeat' || k === 'last_heartbeat_duration_ms' || k === 'clock_skew_ms' ? undefined : v));
+    const text = JSON.stringify(record, (k, v) => (k === 'last_heartbeat' || k === 'last_heartbeat_duration_ms' || k === 'clock_skew_ms' || k === 'last_remote_wal' ? undefined : v));
     const now = this.options.clock.now();
     if (this.lastLive && this.lastLive.text === text && now - this.lastLive.at < LIVE_REFRESH_MS) return;
     this.writingLive = true;

@@ -167,6 +167,14 @@ describe('a performance primary\'s stream', () => {
     expect(answer).toEqual({ status: 200, body: { data: { ok: true } }, lastWal: 9 });
     expect(forwarded).toEqual([{ operation: 'update', path: 'secret/data/x', data: { data: { a: 1 } }, namespace: 'team/' }]);
   });
+
+  it('lists each secondary with the WAL index its last ping said it applied, next to its own last WAL', async () => {
+    const { caller, service, state } = setup();
+    expect(service.secondaries(state)).toEqual([expect.objectContaining({ node_id: 'perf-west', last_remote_wal: 0 })]);
+    await service.ping({ nodeId: 'n1', apiAddress: 'http://s', clusterAddress: 's:8201', timeMs: 0, lastRttMs: 3, lastRemoteWal: 7 }, caller);
+    expect(service.secondaries(state)).toEqual([expect.objectContaining({ node_id: 'perf-west', connection_status: 'connected', last_remote_wal: 7 })]);
+    expect(service.lastWal()).toBe(9);
+  });
 });
 
 describe('the shared replication service', () => {

@@ -46,6 +46,8 @@ const BATCH_ENTRIES = 512;
 
 interface SecondaryLink {
   lastHeartbeat: number;
+  /** The secondary's applied WAL index, as its last ping said. */
+  remoteWal: number;
   durationMs: number;
   skewMs: number;
   streams: number;
@@ -88,7 +90,7 @@ export class PrimaryService implements ReplicationHandler {
   private link(id: string): SecondaryLink {
     let link = this.links.get(id);
     if (!link) {
-      link = { lastHeartbeat: 0, durationMs: 0, skewMs: 0, streams: 0, nodeId: '', apiAddress: '', clusterAddress: '', stop: new Set(), resync: new Set() };
+      link = { lastHeartbeat: 0, remoteWal: 0, durationMs: 0, skewMs: 0, streams: 0, nodeId: '', apiAddress: '', clusterAddress: '', stop: new Set(), resync: new Set() };
       this.links.set(id, link);
     }
     return link;
@@ -119,6 +121,7 @@ export class PrimaryService implements ReplicationHandler {
     const link = this.link(caller.secondaryId);
     link.lastHeartbeat = now;
     link.durationMs = request.lastRttMs;
+    if (request.lastRemoteWal !== undefined) link.remoteWal = request.lastRemoteWal;
     if (request.timeMs > 0) link.skewMs = Math.round(request.timeMs - now);
     if (request.nodeId) link.nodeId = request.nodeId;
     if (request.apiAddress) link.apiAddress = request.apiAddress;
@@ -296,6 +299,7 @@ export class PrimaryService implements ReplicationHandler {
         connection_status: connected ? 'connected' : 'disconnected',
         last_heartbeat: link?.lastHeartbeat ? new Date(link.lastHeartbeat).toISOString() : '',
         last_heartbeat_duration_ms: link?.durationMs ?? 0, clock_skew_ms: link?.skewMs ?? 0,
+        last_remote_wal: link?.remoteWal ?? 0,
       };
     });
   }

@@ -186,7 +186,7 @@ export class SecondaryRunner {
     const previous = this.heartbeats.get(address);
     const pong = await client.ping({
       nodeId: this.options.nodeId, apiAddress: this.options.self.api, clusterAddress: this.options.self.cluster, timeMs: sent,
-      lastRttMs: previous?.durationMs ?? 0,
+      lastRttMs: previous?.durationMs ?? 0, lastRemoteWal: this.lastRemoteWal,
     });
     const now = this.options.clock.now();
     const rtt = now - sent;

@@ -73,7 +73,8 @@ export class ReplicationClient {
   }
 
   async ping(request?: PingRequest): Promise<PingReply> {
-    const answer = await this.unary(replicationService().ping, request ?? { nodeId: '', apiAddress: '', clusterAddress: '', timeMs: 0, lastRttMs: 0 }, this.options.timeoutMs);
+    const sent = request ?? { nodeId: '', apiAddress: '', clusterAddress: '', timeMs: 0, lastRttMs: 0 };
+    const answer = await this.unary(replicationService().ping, { ...sent, lastRemoteWal: sent.lastRemoteWal ?? 0 }, this.options.timeoutMs);
     return {
       clusterId: answer.clusterId, active: answer.active, activeClusterAddress: answer.activeClusterAddress || null, timeMs: answer.timeMs,
       lastWal: answer.lastWal, walSource: answer.walSource, pathsFilter: parseFilter(answer.pathsFilter),

@@ -27,6 +27,7 @@ export interface WirePingRequest {
   clusterAddress: string;
   timeMs: number;
   lastRttMs: number;
+  lastRemoteWal: number;
 }
 
 export interface WirePingResponse {

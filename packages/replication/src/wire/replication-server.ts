@@ -115,8 +115,10 @@ export class ReplicationServer {
         }),
       Ping: (call: ServerUnaryCall<WirePingRequest, WirePingResponse>, callback: sendUnaryData<WirePingResponse>) =>
         this.unary(call, callback, async (caller) => {
-          const { nodeId, apiAddress, clusterAddress, timeMs, lastRttMs } = call.request;
-          const result = await this.handler.ping({ nodeId, apiAddress, clusterAddress, timeMs: Number(timeMs), lastRttMs: Number(lastRttMs) }, caller);
+          const { nodeId, apiAddress, clusterAddress, timeMs, lastRttMs, lastRemoteWal } = call.request;
+          const result = await this.handler.ping({
+            nodeId, apiAddress, clusterAddress, timeMs: Number(timeMs), lastRttMs: Number(lastRttMs), lastRemoteWal: Number(lastRemoteWal ?? 0),
+          }, caller);
           return {
             clusterId: result.clusterId, active: result.active, activeClusterAddress: result.activeClusterAddress ?? '', timeMs: this.clock.now(),
             lastWal: result.lastWal, walSource: result.walSource, pathsFilter: result.pathsFilter ? JSON.stringify(result.pathsFilter) : '',

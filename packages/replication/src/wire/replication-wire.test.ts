@@ -171,9 +171,9 @@ describe('replication wire: activation and ping', () => {
       },
     });
     const before = Date.now();
-    const reply = await connect(primary.address).ping({ nodeId: 'n1', apiAddress: 'http://s', clusterAddress: 's:8201', timeMs: 123, lastRttMs: 7 });
+    const reply = await connect(primary.address).ping({ nodeId: 'n1', apiAddress: 'http://s', clusterAddress: 's:8201', timeMs: 123, lastRttMs: 7, lastRemoteWal: 41 });
     expect(reply).toMatchObject({ clusterId: 'c', walSource: 'log-1', active: false, activeClusterAddress: '10.0.0.2:8201', lastWal: 9 });
-    expect(seen).toEqual({ nodeId: 'n1', apiAddress: 'http://s', clusterAddress: 's:8201', timeMs: 123, lastRttMs: 7 });
+    expect(seen).toEqual({ nodeId: 'n1', apiAddress: 'http://s', clusterAddress: 's:8201', timeMs: 123, lastRttMs: 7, lastRemoteWal: 41 });
     expect(reply.timeMs).toBeGreaterThanOrEqual(before - 1);
     expect(reply.timeMs).toBeLessThanOrEqual(Date.now() + 1);
   });

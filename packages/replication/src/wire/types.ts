@@ -23,6 +23,8 @@ export interface PingRequest {
   timeMs: number;
   /** The round trip of its previous ping. */
   lastRttMs: number;
+  /** The primary's WAL index its data reflects (0 before the first applied entry). */
+  lastRemoteWal?: number;
 }
 
 export interface PingResult {

@@ -131,7 +131,10 @@ export async function openPage(browser: Browser, width: WidthName = 'desktop'): 
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('console', (m) => {
-    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource: the server responded with a status of')) problems.push(m.text());
+    if (m.type() !== 'error') return;
+    // A refused API call (a 404 LIST of an empty folder, a 403) is the page's to show; the browser also logs it.
+    if (m.text().startsWith('Failed to load resource: the server responded with a status of')) return;
+    problems.push(`${m.text()} (${m.location().url})`);
   });
   page.on('pageerror', (e) => problems.push(e.message));
   return { context, page, problems, close: () => context.close() };
