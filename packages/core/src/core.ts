@@ -222,7 +222,10 @@ export class Core {
     const physical = new CachedStorage(options.storage);
     this.physical = physical;
     options.commits?.subscribe((changes) => this.forgetChanged(changes));
-    this.barrier = new Barrier(new WriteGuard(physical, (keys) => this.guardWrite(keys)));
+    this.barrier = new Barrier(new WriteGuard(physical, {
+      guarding: () => this.performanceSecondary,
+      check: (key) => this.guardWrite(key),
+    }));
     this.seal = new SealManager(physical, this.barrier, this.clock, options.seals ?? {});
     this.tokens = new TokenStore(this.barrier, this.clock, this.logger);
     this.namespaces = new NamespaceRegistry(this.barrier, () => {
@@ -662,13 +665,11 @@ export class Core {
   }
 
   /** On a performance secondary only the primary writes shared keys; a write holding one stores nothing. */
-  private guardWrite(keys: readonly string[]): void {
-    if (!this.performanceSecondary) return;
-    const shared = keys.find((k) => this.replicationScope(k).scope === 'shared');
-    if (shared === undefined) return;
+  private guardWrite(key: string): void {
+    if (this.replicationScope(key).scope !== 'shared') return;
     const scope = writeScopes.getStore();
     if (scope) scope.refused = true;
-    throw new SharedWriteRefused(shared);
+    throw new SharedWriteRefused(key);
   }
 
   /**
