@@ -37,7 +37,9 @@ import { ResponseWrapper } from './wrapping';
 import { ExpirationManager } from './expiration/expiration-manager';
 import type { LeaseEntry } from './expiration/lease-entry';
 import { scopeOf, type KeyScope } from './replication/key-scope';
-import { checkForwardable, FORWARDED_CALLER, SharedWriteRefused, writeScopes, type ForwardedWrite, type WriteScope } from './replication/forwarding';
+import {
+  checkForwardable, currentWriteScope, FORWARDED_CALLER, inWriteScope, isSharedWriteRefusal, SharedWriteRefused, type ForwardedWrite, type WriteScope,
+} from './replication/forwarding';
 import { WriteGuard } from './storage/write-guard';
 import { AUDIT_TABLE_KEY } from './audit/broker';
 import { dataPrefix, NAMESPACE_RECORD_PREFIX } from './namespaces/namespace-registry';
@@ -667,7 +669,7 @@ export class Core {
   /** On a performance secondary only the primary writes shared keys; a write holding one stores nothing. */
   private guardWrite(key: string): void {
     if (this.replicationScope(key).scope !== 'shared') return;
-    const scope = writeScopes.getStore();
+    const scope = currentWriteScope();
     if (scope) scope.refused = true;
     throw new SharedWriteRefused(key);
   }
@@ -876,10 +878,12 @@ export class Core {
       return buildEnvelope(req, resp, entry.type, lease);
     };
     let reply: CoreReply | null = null;
+    const secondary = !forwarded && this.performanceSecondary;
     try {
       try {
-        reply = !forwarded && this.performanceSecondary ? await writeScopes.run(scope, run) : await run();
+        reply = secondary && op !== 'read' && op !== 'list' ? await inWriteScope(scope, run) : await run();
       } catch (err) {
+        if (secondary && isSharedWriteRefusal(err)) scope.refused = true;
         if (!scope.refused) throw err;
       }
       if (scope.refused || !reply) {

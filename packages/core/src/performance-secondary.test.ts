@@ -2,7 +2,7 @@ import type { CoreReply, ReplicationRoles } from './core';
 import { Backend } from './framework/backend';
 import type { EngineFactory } from './framework/engine';
 import { definePath } from './framework/types';
-import type { ForwardedWrite } from './replication/forwarding';
+import { currentWriteScope, type ForwardedWrite, type WriteScope } from './replication/forwarding';
 import { storeEngine } from './test-support/store-engine';
 import { data, rig, type Rig } from './testing';
 
@@ -24,6 +24,47 @@ const swallowingEngine: EngineFactory = {
     },
   })]),
 };
+
+/**
+ * An engine whose reads record the write scope they run in; `writes/...` reads also try to store
+ * (as an engine that caches on read might) and throw the refusal wrapped in an error of their
+ * own. Its leases' revocation writes to its storage too.
+ */
+function probeEngine(scopes: Array<WriteScope | undefined>): EngineFactory {
+  return {
+    kind: 'secret', type: 'probe',
+    create: () => new Backend('probe', [definePath({
+      pattern: '(?<path>.*)',
+      arbitraryFields: true,
+      operations: {
+        async read(req, f) {
+          scopes.push(currentWriteScope());
+          const path = f.string('path');
+          if (path.startsWith('writes/')) {
+            try {
+              await req.storage.put(path, Buffer.from('cached'));
+            } catch (err) {
+              throw new Error('the probe could not cache', { cause: err });
+            }
+          }
+          if (path.startsWith('lease/')) return { data: { path }, secret: { type: 'probe', ttl: 600, renewable: false, internal: { path } } };
+          return { data: { path } };
+        },
+        async update(req, f) {
+          scopes.push(currentWriteScope());
+          await req.storage.put(f.string('path'), Buffer.from('x'));
+          return null;
+        },
+      },
+    })], {
+      probe: {
+        revoke: async (req, internal) => {
+          await req.storage.put(`revoked/${String(internal['path'])}`, Buffer.from('x'));
+        },
+      },
+    }),
+  };
+}
 
 interface Secondary {
   forwarded: ForwardedWrite[];
@@ -197,5 +238,20 @@ describe('a performance secondary', () => {
     const health = await r.call('read', 'sys/health', undefined);
     expect(health.status).toBe(200);
     expect(health.body).toMatchObject({ replication_performance_mode: 'secondary', standby: false });
+  });
+
+  it('runs reads outside the write scope, and still forwards a read whose handler was refused a shared write', async () => {
+    const scopes: Array<WriteScope | undefined> = [];
+    const r = await rig({ engines: [probeEngine(scopes)] });
+    await r.ok('update', 'sys/mounts/probe', r.root, { type: 'probe' });
+    const s = becomeSecondary(r, { status: 200, body: { data: { from: 'primary' } } });
+    expect(data(await r.ok('read', 'probe/plain', r.root))).toEqual({ path: 'plain' });
+    expect(data(await r.ok('read', 'probe/writes/x', r.root))).toEqual({ from: 'primary' });
+    expect(s.forwarded).toEqual([{ operation: 'read', path: 'probe/writes/x', data: {} }]);
+    expect(await r.core.barrier.get(`logical/${(data(await r.ok('read', 'sys/mounts/probe', r.root)) as { uuid: string }).uuid}/writes/x`)).toBeNull();
+    // Writes run in one; none is left behind for what runs after.
+    await r.ok('update', 'probe/y', r.root, { v: 1 });
+    expect(scopes.map((scope) => scope === undefined)).toEqual([true, true, false]);
+    expect(currentWriteScope()).toBeUndefined();
   });
 });
