@@ -38,7 +38,8 @@ import { ExpirationManager } from './expiration/expiration-manager';
 import type { LeaseEntry } from './expiration/lease-entry';
 import { scopeOf, type KeyScope } from './replication/key-scope';
 import {
-  checkForwardable, currentWriteScope, FORWARDED_CALLER, inWriteScope, isSharedWriteRefusal, SharedWriteRefused, type ForwardedWrite, type WriteScope,
+  checkForwardable, currentWriteScope, FORWARDED_CALLER, inWriteScope, isSharedWriteRefusal, LocalRequestNotForwarded, SharedWriteRefused, staysLocal,
+  type ForwardedWrite, type WriteScope,
 } from './replication/forwarding';
 import { WriteGuard } from './storage/write-guard';
 import { AUDIT_TABLE_KEY } from './audit/broker';
@@ -808,6 +809,9 @@ export class Core {
     if (!view.isRoot && backend.isRestricted(match)) {
       throw new BadRequestError(`operation only available in the root namespace: ${path}`);
     }
+    if (forwarded && staysLocal(entry, routed.relative)) {
+      throw new BadRequestError(`invalid value for "path": ${fullPath} is served by each cluster for itself and cannot be forwarded`);
+    }
 
     const req: BackendRequest = {
       id: randomUUID(),
@@ -886,6 +890,7 @@ export class Core {
         if (secondary && isSharedWriteRefusal(err)) scope.refused = true;
         if (!scope.refused) throw err;
       }
+      if (scope.refused && staysLocal(entry, routed.relative)) throw new LocalRequestNotForwarded(fullPath);
       if (scope.refused || !reply) {
         out.resp = null;
         delete out.leaseId;

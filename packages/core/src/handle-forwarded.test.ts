@@ -48,4 +48,21 @@ describe('Core.handleForwarded on a performance primary', () => {
     }
     expect(r.core.sealed).toBe(false);
   });
+
+  it('refuses, with a 400 and writing nothing, a write to its own local mount or about tokens, leases and wrapping', async () => {
+    const r = await rig({ engines: [storeEngine('kv')] });
+    await r.ok('update', 'sys/mounts/here', r.root, { type: 'kv', local: true });
+    const tokens = (await r.ok('list', 'auth/token/accessors', r.root)).body.data.keys as string[];
+    for (const [path, body] of [
+      ['here/x', { v: 1 }], ['auth/token/create', {}], ['sys/leases/revoke', { lease_id: 'a/b' }], ['sys/revoke/a/b', {}],
+      ['sys/leases/revoke-prefix/a', {}], ['sys/wrapping/wrap', { v: 1 }],
+    ] as const) {
+      const reply = await forwarded(r, { operation: 'update', path, data: { ...body } });
+      expect([path, reply.status]).toEqual([path, 400]);
+      expect(reply.body.errors[0]).toMatch(/"path".*cannot be forwarded/);
+    }
+    expect((await r.call('read', 'here/x', r.root)).status).toBe(404);
+    expect((await r.ok('list', 'auth/token/accessors', r.root)).body.data.keys).toEqual(tokens);
+  });
 });
+

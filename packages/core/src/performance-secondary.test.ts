@@ -254,4 +254,34 @@ describe('a performance secondary', () => {
     expect(scopes.map((scope) => scope === undefined)).toEqual([true, true, false]);
     expect(currentWriteScope()).toBeUndefined();
   });
+
+  it('keeps lease and token revocations here, and answers a revocation refused a shared write without forwarding it', async () => {
+    const scopes: Array<WriteScope | undefined> = [];
+    const r = await rig({ engines: [probeEngine(scopes)] });
+    await r.ok('update', 'sys/mounts/probe', r.root, { type: 'probe' });
+    const s = becomeSecondary(r);
+    const child = (await r.token(r.root, { policies: ['root'] })).client_token as string;
+    const leased = (await r.ok('read', 'probe/lease/a', child)).body;
+    expect(leased.lease_id).toMatch(/^probe\/lease\/a\//);
+
+    const revoke = await r.call('update', 'sys/leases/revoke', r.root, { lease_id: leased.lease_id });
+    expect(revoke.status).toBe(500);
+    expect(JSON.stringify(revoke.body)).toContain('not forwarded');
+    expect((await r.core.expiration.lookup(leased.lease_id)).leaseId).toBe(leased.lease_id);
+
+    expect((await r.call('update', 'auth/token/revoke', r.root, { token: child })).status).toBe(204);
+    expect(await r.stored(child)).toBe(false);
+    expect(s.forwarded).toEqual([]);
+  });
+
+  it('never forwards a request to a local mount', async () => {
+    const scopes: Array<WriteScope | undefined> = [];
+    const r = await rig({ engines: [probeEngine(scopes)] });
+    await r.ok('update', 'sys/mounts/mine', r.root, { type: 'probe', local: true });
+    const s = becomeSecondary(r);
+    await r.ok('update', 'mine/x', r.root, { v: 1 });
+    // A local mount's reads store to its own (local) storage: nothing is refused.
+    expect(data(await r.ok('read', 'mine/writes/y', r.root))).toEqual({ path: 'writes/y' });
+    expect(s.forwarded).toEqual([]);
+  });
 });

@@ -24,6 +24,30 @@ export class SharedWriteRefused extends InternalError {
   }
 }
 
+/**
+ * Thrown on a performance secondary when a request about what the cluster keeps for itself wrote
+ * a shared key: the primary knows nothing of this cluster's tokens, leases and local mounts (or
+ * has local mounts of its own at the same paths), so such a request is never forwarded.
+ */
+export class LocalRequestNotForwarded extends InternalError {
+  constructor(path: string) {
+    super(`${path} is served by this cluster for itself and is not forwarded to the primary, but it tried to write replicated storage`);
+  }
+}
+
+/** Of the system backend's paths (without `sys/`), those about tokens, leases and wrapped responses. */
+const LOCAL_SYSTEM_PATHS = /^(leases\/|renew(\/|$)|revoke(\/|-prefix\/|-force\/|$)|wrapping\/)/;
+
+/**
+ * Whether a request is about what each cluster keeps for itself: a local mount, the token store,
+ * cubbyholes, leases and wrapped responses. A performance secondary runs it there and never
+ * forwards it; a primary refuses it forwarded.
+ */
+export function staysLocal(entry: { local: boolean; type: string }, relative: string): boolean {
+  if (entry.local || entry.type === 'token' || entry.type === 'cubbyhole') return true;
+  return entry.type === 'system' && LOCAL_SYSTEM_PATHS.test(relative);
+}
+
 /** What a request running on a performance secondary learns from its storage. */
 export interface WriteScope {
   /** A write of a shared key was refused: the request must go to the primary. */
