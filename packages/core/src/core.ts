@@ -234,7 +234,9 @@ export class Core {
     this.namespaces = new NamespaceRegistry(this.barrier, () => {
       this.localMountsStale = true;
     });
-    this.audit = new AuditBroker({ storage: this.barrier, logger: this.logger, clock: this.clock });
+    this.audit = new AuditBroker({
+      storage: this.barrier, logger: this.logger, clock: this.clock, sharedTableIsForeign: () => this.performanceSecondary,
+    });
     this.identity = new IdentityStore(new PrefixedStorage(this.barrier, 'sys/identity/'), {
       clock: this.clock,
       // An alias shows its auth method's current path, also after a remount.

@@ -284,4 +284,16 @@ describe('a performance secondary', () => {
     expect(data(await r.ok('read', 'mine/writes/y', r.root))).toEqual({ path: 'writes/y' });
     expect(s.forwarded).toEqual([]);
   });
+
+  it('enables and disables a local audit device itself, and forwards a shared one', async () => {
+    const { r } = await setUp();
+    const s = becomeSecondary(r);
+    expect((await r.call('update', 'sys/audit/mine', r.root, { type: 'file', local: true, options: { file_path: 'discard' } })).status).toBe(204);
+    expect((await r.call('update', 'sys/audit/everywhere', r.root, { type: 'file', options: { file_path: 'discard' } })).status).toBe(204);
+    expect(s.forwarded.map((f) => f.path)).toEqual(['sys/audit/everywhere']);
+    expect(Object.keys(data(await r.ok('read', 'sys/audit', r.root)))).toEqual(['mine/']);
+    expect((await r.call('delete', 'sys/audit/mine', r.root)).status).toBe(204);
+    expect(s.forwarded).toHaveLength(1);
+    expect(Object.keys(data(await r.ok('read', 'sys/audit', r.root)))).toEqual([]);
+  });
 });
