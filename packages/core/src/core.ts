@@ -216,6 +216,7 @@ export class Core {
    */
   private readonly localMounts = new Set<string>();
   private localMountsStale = true;
+  private readonly localStorageOf = (uuid: string): readonly string[] | undefined => this.instances.get(uuid)?.localStorage;
   /** `sharedChanged` reloads run one at a time, in order. */
   private reloads: Promise<void> = Promise.resolve();
 
@@ -653,7 +654,7 @@ export class Core {
 
   /**
    * Whether a performance secondary gets `key` (shared) or each cluster keeps its own (local:
-   * tokens, leases, cubbyholes, local mounts' table entries and data).
+   * tokens, leases, cubbyholes, local mounts' table entries and data, what engines keep local).
    */
   replicationScope(key: string): KeyScope {
     if (this.localMountsStale) {
@@ -662,7 +663,7 @@ export class Core {
         for (const table of [view.mounts, view.auths]) for (const e of table.all()) if (e.local) this.localMounts.add(e.uuid);
       }
     }
-    return scopeOf(key, this.localMounts);
+    return scopeOf(key, this.localMounts, this.localStorageOf);
   }
 
   private get performanceSecondary(): boolean {

@@ -107,6 +107,25 @@ const nameAuth: EngineFactory = {
   })]),
 };
 
+/** An auth method that logs in whoever names themselves, and records each login in storage it keeps local. */
+class RecordingNameAuth extends Backend {
+  override readonly localStorage = ['seen/'];
+
+  constructor() {
+    super('recnames', [definePath({
+      pattern: 'login',
+      unauthenticated: true,
+      fields: { name: { type: 'string', required: true } },
+      operations: {
+        update: async (req, f) => {
+          await req.storage.put(`seen/${f.string('name')}`, Buffer.from('1'));
+          return { login: { aliasName: f.string('name'), policies: ['reader'] } };
+        },
+      },
+    })]);
+  }
+}
+
 /**
  * A primary over the same storage: it runs the forwarded write with the core as a primary, so
  * what it writes is at once "streamed back" to the secondary.
@@ -296,4 +315,18 @@ describe('a performance secondary', () => {
     expect(s.forwarded).toHaveLength(1);
     expect(Object.keys(data(await r.ok('read', 'sys/audit', r.root)))).toEqual([]);
   });
+
+  it('logs in itself through an auth method that writes to storage its engine keeps local, forwarding only the identity', async () => {
+    const r = await rig({ engines: [{ type: 'recnames', kind: 'auth', create: () => new RecordingNameAuth() }] });
+    await r.ok('update', 'sys/auth/names', r.root, { type: 'recnames' });
+    const uuid = (data(await r.ok('read', 'sys/auth', r.root))['names/'] as { uuid: string }).uuid;
+    const s = becomeSecondary(r, sameStoragePrimary(r));
+    const login = (await r.ok('update', 'auth/names/login', undefined, { name: 'alice' })).body.auth;
+    expect(s.forwarded.map((f) => f.path)).toEqual(['identity/forwarded/login-alias']);
+    expect(await r.works(login.client_token)).toBe(true);
+    expect(await r.core.barrier.get(`auth/${uuid}/seen/alice`)).not.toBeNull();
+    expect(r.core.replicationScope(`auth/${uuid}/seen/alice`).scope).toBe('local');
+    expect(r.core.replicationScope(`auth/${uuid}/config`).scope).toBe('shared');
+  });
 });
+

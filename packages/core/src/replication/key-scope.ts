@@ -27,10 +27,13 @@ const NAMESPACE_DATA = 'core/namespaces/';
 const DATA_PREFIXES = Object.values(DATA_PREFIX);
 
 /**
- * The scope of `key`, given the UUIDs of the mounts enabled with `local`. Runs for every key of
- * every streamed write, so it looks at prefixes and one set only.
+ * The scope of `key`, given the UUIDs of the mounts enabled with `local` and, by mount UUID, the
+ * prefixes of a mount's storage its engine keeps local (see `Backend.localStorage`). Runs for
+ * every key of every streamed write, so it looks at prefixes, one set and one lookup only.
  */
-export function scopeOf(key: string, localMounts: ReadonlySet<string>): KeyScope {
+export function scopeOf(
+  key: string, localMounts: ReadonlySet<string>, localStorage?: (uuid: string) => readonly string[] | undefined,
+): KeyScope {
   for (const prefix of LOCAL_PREFIXES) if (key.startsWith(prefix)) return LOCAL;
   if (LOCAL_KEYS.has(key)) return LOCAL;
   if (key.startsWith(NAMESPACE_DATA)) {
@@ -42,7 +45,11 @@ export function scopeOf(key: string, localMounts: ReadonlySet<string>): KeyScope
     if (!key.startsWith(prefix)) continue;
     const slash = key.indexOf('/', prefix.length);
     const uuid = slash < 0 ? key.slice(prefix.length) : key.slice(prefix.length, slash);
-    return localMounts.has(uuid) ? LOCAL : SHARED;
+    if (localMounts.has(uuid)) return LOCAL;
+    if (slash > 0 && localStorage) {
+      for (const local of localStorage(uuid) ?? []) if (key.startsWith(local, slash + 1)) return LOCAL;
+    }
+    return SHARED;
   }
   return SHARED;
 }
