@@ -710,14 +710,47 @@ export class Core {
       for (const table of [view.mounts, view.auths]) tableKeys.add(table.storageKeys.shared);
     }
     if (keys.some((k) => k.startsWith(NAMESPACE_RECORD_PREFIX) || tableKeys.has(k))) {
+      const before = this.mountedByUuid();
       await this.namespaces.reload();
       this.syncInstances();
+      await this.endRemovedMounts(before);
     }
     for (const view of this.namespaces.all()) {
       const prefix = view.isRoot ? ROOT_POLICY_PREFIX : `${dataPrefix(view.id)}policy/`;
       if (keys.some((k) => k.startsWith(prefix))) view.policies.clear();
     }
     if (keys.includes(AUDIT_TABLE_KEY)) await this.audit.load();
+  }
+
+  private mountedByUuid(): Map<string, { kind: TableKind; apiPath: string; path: string; namespaceId: string }> {
+    const mounted = new Map<string, { kind: TableKind; apiPath: string; path: string; namespaceId: string }>();
+    for (const view of this.namespaces.all()) {
+      for (const [kind, table] of [['secret', view.mounts], ['auth', view.auths]] as const) {
+        for (const e of table.all()) {
+          mounted.set(e.uuid, { kind, path: e.path, namespaceId: view.id, apiPath: `${view.path}${kind === 'auth' ? 'auth/' : ''}${e.path}` });
+        }
+      }
+    }
+    return mounted;
+  }
+
+  /**
+   * The primary disabled these mounts (or their namespace): what this cluster issued through
+   * them ends here too, as a disable on the primary ends the primary's. Tokens of an auth
+   * mount are revoked; leases are dropped without their backend, whose mount and configuration
+   * the stream is removing (a disable sent from this cluster revoked them first).
+   */
+  private async endRemovedMounts(before: ReadonlyMap<string, { kind: TableKind; apiPath: string; path: string; namespaceId: string }>): Promise<void> {
+    const live = this.mountedByUuid();
+    for (const [uuid, gone] of before) {
+      if (live.has(uuid)) continue;
+      try {
+        if (gone.kind === 'auth') await this.tokens.revokeByPath(`auth/${gone.path}`, gone.namespaceId);
+        await this.expiration.revokePrefix(gone.apiPath, { force: true });
+      } catch (err) {
+        this.logger.error('ending what a removed mount issued here failed', { mount: gone.apiPath, err: (err as Error).message });
+      }
+    }
   }
 
   /** Backends for mounts that appeared, none for those gone; existing ones keep running. */
