@@ -14,6 +14,8 @@ const swallowingEngine: EngineFactory = {
     arbitraryFields: true,
     operations: {
       async update(req, f) {
+        // A slow handler is still running when quicker writes begun after it have finished.
+        if (f.string('path').startsWith('slow')) await new Promise((resolve) => setTimeout(resolve, 50));
         try {
           await req.storage.put(f.string('path'), Buffer.from('x'));
         } catch {
@@ -328,5 +330,16 @@ describe('a performance secondary', () => {
     expect(r.core.replicationScope(`auth/${uuid}/seen/alice`).scope).toBe('local');
     expect(r.core.replicationScope(`auth/${uuid}/config`).scope).toBe('shared');
   });
-});
 
+  it('finds the refusal of a write still running when the writes begun after it have finished', async () => {
+    // The write scope is switched off when no write is in flight; before Node 24 switching it off
+    // under a running write would lose that write's refusal.
+    const { r } = await setUp();
+    await r.ok('update', 'sys/mounts/careless', r.root, { type: 'swallow' });
+    const s = becomeSecondary(r, { status: 200, body: { data: { stored: true } } });
+    const slow = r.call('update', 'careless/slow', r.root, { v: 0 });
+    for (let i = 0; i < 3; i++) expect((await r.call('update', `careless/quick${i}`, r.root, { v: i })).status).toBe(200);
+    expect((await slow).status).toBe(200);
+    expect(s.forwarded.map((f) => f.path)).toEqual(['careless/quick0', 'careless/quick1', 'careless/quick2', 'careless/slow']);
+  });
+});
