@@ -845,7 +845,9 @@ export class Core {
     if (!view.isRoot && backend.isRestricted(match)) {
       throw new BadRequestError(`operation only available in the root namespace: ${path}`);
     }
-    if (forwarded && staysLocal(entry, routed.relative)) {
+    // A login's token would be the primary's, which a secondary's clients cannot use there.
+    const local = staysLocal(entry, routed.relative) || (kind === 'auth' && backend.isUnauthenticated(match, op));
+    if (forwarded && local) {
       throw new BadRequestError(`invalid value for "path": ${fullPath} is served by each cluster for itself and cannot be forwarded`);
     }
 
@@ -926,7 +928,7 @@ export class Core {
         if (secondary && isSharedWriteRefusal(err)) scope.refused = true;
         if (!scope.refused) throw err;
       }
-      if (scope.refused && staysLocal(entry, routed.relative)) throw new LocalRequestNotForwarded(fullPath);
+      if (scope.refused && local) throw new LocalRequestNotForwarded(fullPath);
       if (scope.refused || !reply) {
         out.resp = null;
         delete out.leaseId;

@@ -342,4 +342,30 @@ describe('a performance secondary', () => {
     expect((await slow).status).toBe(200);
     expect(s.forwarded.map((f) => f.path)).toEqual(['careless/quick0', 'careless/quick1', 'careless/quick2', 'careless/slow']);
   });
+
+  it('answers a login refused a shared write itself: its token must be this cluster\'s, not the primary\'s', async () => {
+    const r = await rig({
+      engines: [{
+        type: 'countlogins', kind: 'auth',
+        create: () => new Backend('countlogins', [definePath({
+          pattern: 'login',
+          unauthenticated: true,
+          fields: { name: { type: 'string', required: true } },
+          operations: {
+            update: async (req, f) => {
+              await req.storage.put(`logins/${f.string('name')}`, Buffer.from('1'));
+              return { login: { aliasName: f.string('name'), policies: ['default'] } };
+            },
+          },
+        })]),
+      }],
+    });
+    await r.ok('update', 'sys/auth/counted', r.root, { type: 'countlogins' });
+    const s = becomeSecondary(r, { status: 200, body: { auth: { client_token: 'a-token-of-the-primary' } } });
+    const reply = await r.call('update', 'auth/counted/login', undefined, { name: 'alice' });
+    expect(reply.status).toBe(500);
+    expect(JSON.stringify(reply.body)).toContain('not forwarded');
+    expect(s.forwarded).toEqual([]);
+  });
 });
+

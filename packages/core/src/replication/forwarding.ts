@@ -25,9 +25,10 @@ export class SharedWriteRefused extends InternalError {
 }
 
 /**
- * Thrown on a performance secondary when a request about what the cluster keeps for itself wrote
- * a shared key: the primary knows nothing of this cluster's tokens, leases and local mounts (or
- * has local mounts of its own at the same paths), so such a request is never forwarded.
+ * Thrown on a performance secondary when a request about what the cluster keeps for itself (or
+ * a login, whose token must be this cluster's) wrote a shared key: the primary knows nothing of
+ * this cluster's tokens, leases and local mounts (or has local mounts of its own at the same
+ * paths), so such a request is never forwarded.
  */
 export class LocalRequestNotForwarded extends InternalError {
   constructor(path: string) {
