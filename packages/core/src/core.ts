@@ -161,6 +161,16 @@ const SEALED_PATHS = ['sys/init', 'sys/seal-status', 'sys/unseal', 'sys/health',
  */
 const NAMESPACE_FREE_PATHS = new Set([...SEALED_PATHS, 'sys/seal']);
 
+/** Where a mount is, as what it issued names it (tokens by auth path, leases by API path). */
+interface MountedAt {
+  kind: TableKind;
+  /** In its table, without `auth/`. */
+  path: string;
+  /** With its namespace and `auth/` (`team/auth/names/`). */
+  apiPath: string;
+  namespaceId: string;
+}
+
 interface Routed {
   entry: MountEntry;
   kind: TableKind;
@@ -722,8 +732,8 @@ export class Core {
     if (keys.includes(AUDIT_TABLE_KEY)) await this.audit.load();
   }
 
-  private mountedByUuid(): Map<string, { kind: TableKind; apiPath: string; path: string; namespaceId: string }> {
-    const mounted = new Map<string, { kind: TableKind; apiPath: string; path: string; namespaceId: string }>();
+  private mountedByUuid(): Map<string, MountedAt> {
+    const mounted = new Map<string, MountedAt>();
     for (const view of this.namespaces.all()) {
       for (const [kind, table] of [['secret', view.mounts], ['auth', view.auths]] as const) {
         for (const e of table.all()) {
@@ -740,7 +750,7 @@ export class Core {
    * mount are revoked; leases are dropped without their backend, whose mount and configuration
    * the stream is removing (a disable sent from this cluster revoked them first).
    */
-  private async endRemovedMounts(before: ReadonlyMap<string, { kind: TableKind; apiPath: string; path: string; namespaceId: string }>): Promise<void> {
+  private async endRemovedMounts(before: ReadonlyMap<string, MountedAt>): Promise<void> {
     const live = this.mountedByUuid();
     for (const [uuid, gone] of before) {
       if (live.has(uuid)) continue;
