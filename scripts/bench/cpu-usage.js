@@ -48,4 +48,15 @@ function startCpuSample(processes) {
   };
 }
 
-module.exports = { startCpuSample };
+/**
+ * Snapshots the CPU of one process (all its threads); `usPerRequest(count)` answers the
+ * microseconds it spent per request since, or null where /proc is missing.
+ */
+function startProcessCpu(pid) {
+  const total = () => [...threadTicks(pid).values()].reduce((a, b) => a + b, 0);
+  if (!fs.existsSync('/proc/self/task')) return { usPerRequest: () => null };
+  const before = total();
+  return { usPerRequest: (count) => (count > 0 ? ((total() - before) * TICK_US) / count : null) };
+}
+
+module.exports = { startCpuSample, startProcessCpu };

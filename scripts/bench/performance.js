@@ -4,7 +4,8 @@
 // BENCH_PERF_DELAY_MS (80) each way. Each number is next to the one it is compared with, measured
 // in the same run:
 // 1. KV v2 reads of one secret on the performance secondary next to the same reads on the
-//    primary (the goal: equal; a read on the secondary never crosses the link).
+//    primary (the goal: equal; a read on the secondary never crosses the link), in interleaved
+//    rounds, with each server's CPU per request.
 // 2. Writes sent to the secondary (forwarded to the primary, answered once they have streamed
 //    back) next to the same writes sent to the primary, one at a time; the expected forwarded
 //    latency is a direct write plus one round trip of the link (2 x the delay).
@@ -15,13 +16,16 @@ const os = require('node:os');
 const path = require('node:path');
 const { fork } = require('node:child_process');
 const { measureLoad, clientName } = require('./load');
-const { row, ratio, line } = require('./report');
+const { row, ratio, line, median } = require('./report');
+const { startProcessCpu } = require('./cpu-usage');
 const { call, until, requireFreePorts, launch, stopCluster } = require('./replication');
 
 const ROOT = path.resolve(__dirname, '../..');
 const BASE_PORT = Number(process.env.BENCH_PERF_BASE_PORT ?? 26060);
 const DELAY_MS = Number(process.env.BENCH_PERF_DELAY_MS ?? 80);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+/** Rounds of reads per concurrency, each side BENCH_SECONDS / 2 a round. */
+const ROUNDS = Number(process.env.BENCH_PERF_ROUNDS ?? 4);
 const KV_BODY = JSON.stringify({ data: { username: 'app', password: 'x'.repeat(32) } });
 
 const progress = (msg) => process.stderr.write(`[performance] ${msg}\n`);
@@ -78,6 +82,40 @@ async function follow(primary, secondary, primaryKeys) {
   return generateRoot(addr, primaryKeys);
 }
 
+/**
+ * KV reads on the primary and on the secondary in interleaved rounds, the same load, the same
+ * kind of token (a root token of each cluster), each side warmed first; the side that goes
+ * first alternates, so a machine whose speed changes during the run weighs on both alike. Each
+ * round's rate ratio is kept, and each server's CPU per request (which the load client's own
+ * cost, on the same machine, does not move).
+ */
+async function readRounds(sides, concurrency) {
+  const load = (side, seconds) => measureLoad({ url: side.url, headers: { 'x-vault-token': side.token }, concurrency, seconds });
+  for (const side of Object.values(sides)) await load(side, 1);
+  const rateRatios = [];
+  const cpuRatios = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 === 0 ? [sides.primary, sides.secondary] : [sides.secondary, sides.primary];
+    const got = new Map();
+    for (const side of order) {
+      const cpu = startProcessCpu(side.pid);
+      const result = await load(side, Math.max(1, SECONDS / 2));
+      got.set(side, { result, cpuUs: cpu.usPerRequest(result.count ?? 0) });
+    }
+    const onPrimary = got.get(sides.primary);
+    const onSecondary = got.get(sides.secondary);
+    for (const side of order) {
+      const { result, cpuUs } = got.get(side);
+      row(`KV v2 read on the ${side.label}, c=${concurrency}, round ${round + 1}`, result);
+      if (cpuUs !== null) console.log(`  server CPU ${cpuUs.toFixed(0)} us per request`);
+    }
+    rateRatios.push(onSecondary.result.rate / onPrimary.result.rate);
+    if (onPrimary.cpuUs && onSecondary.cpuUs !== null) cpuRatios.push(onSecondary.cpuUs / onPrimary.cpuUs);
+    ratio(`  round ${round + 1}: read rate secondary / primary`, onSecondary.result.rate, onPrimary.result.rate);
+  }
+  return { rateRatios, cpuRatios };
+}
+
 /** How far the secondary is behind the primary now, and how long it takes to reach where the primary is now. */
 async function lagAfterBurst(p, s) {
   const started = Date.now();
@@ -124,12 +162,12 @@ async function runPerformanceBench() {
     line('link round trip (secondary heartbeat)', `${rtt.join(', ')} ms`);
 
     const reads = {};
+    const sides = {
+      primary: { label: 'primary', url: `${p}/v1/secret/data/bench/read`, token: primary.root, pid: primary.active.process.pid },
+      secondary: { label: 'perf secondary', url: `${s}/v1/secret/data/bench/read`, token: sRoot, pid: secondary.active.process.pid },
+    };
     for (const concurrency of [16, 64]) {
-      const onPrimary = await measureLoad({ url: `${p}/v1/secret/data/bench/read`, headers: { 'x-vault-token': primary.root }, concurrency, seconds: SECONDS });
-      row(`KV v2 read on the primary, c=${concurrency}`, onPrimary);
-      const onSecondary = await measureLoad({ url: `${s}/v1/secret/data/bench/read`, headers: { 'x-vault-token': sRoot }, concurrency, seconds: SECONDS });
-      row(`KV v2 read on the perf secondary, c=${concurrency}`, onSecondary, onPrimary);
-      reads[concurrency] = { onPrimary, onSecondary };
+      reads[concurrency] = await readRounds(sides, concurrency);
     }
 
     // One at a time: each latency is one write's own, not a queue's.
@@ -142,7 +180,14 @@ async function runPerformanceBench() {
     const forwarded = await measureLoad({ url: `${s}/v1/secret/data/bench/forwarded`, method: 'POST', headers: { 'x-vault-token': sRoot }, body: KV_BODY, concurrency: 1, seconds: SECONDS });
     row('KV v2 write forwarded by the secondary, c=1', forwarded);
     console.log('\nRatios');
-    for (const [c, r] of Object.entries(reads)) ratio(`read rate on the secondary / on the primary, c=${c} (goal 1)`, r.onSecondary.rate, r.onPrimary.rate);
+    for (const [c, r] of Object.entries(reads)) {
+      ratio(`reads/s on the secondary / the primary, c=${c}, median (goal 1)`, median(r.rateRatios), 1,
+        `(rounds: ${r.rateRatios.map((x) => x.toFixed(2)).join(', ')})`);
+      if (r.cpuRatios.length > 0) {
+        ratio(`server CPU per read, secondary / primary, c=${c}, median`, median(r.cpuRatios), 1,
+          `(rounds: ${r.cpuRatios.map((x) => x.toFixed(2)).join(', ')})`);
+      }
+    }
     const expected = (q) => direct[q] + 2 * DELAY_MS;
     ratio(`forwarded write p50 / (direct p50 + ${2 * DELAY_MS} ms link RTT)`, forwarded.p50, expected('p50'), `(${fmt(forwarded.p50)} ms vs ${fmt(expected('p50'))} ms)`);
     ratio(`forwarded write p99 / (direct p99 + ${2 * DELAY_MS} ms link RTT)`, forwarded.p99, expected('p99'), `(${fmt(forwarded.p99)} ms vs ${fmt(expected('p99'))} ms)`);

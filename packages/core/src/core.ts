@@ -37,7 +37,10 @@ import { ResponseWrapper } from './wrapping';
 import { ExpirationManager } from './expiration/expiration-manager';
 import type { LeaseEntry } from './expiration/lease-entry';
 import { scopeOf, type KeyScope } from './replication/key-scope';
-import { checkForwardable, FORWARDED_CALLER, SharedWriteRefused, writeScopes, type ForwardedWrite, type WriteScope } from './replication/forwarding';
+import {
+  checkForwardable, currentWriteScope, FORWARDED_CALLER, inWriteScope, isSharedWriteRefusal, LocalRequestNotForwarded, SharedWriteRefused, staysLocal,
+  type ForwardedWrite, type WriteScope,
+} from './replication/forwarding';
 import { WriteGuard } from './storage/write-guard';
 import { AUDIT_TABLE_KEY } from './audit/broker';
 import { dataPrefix, NAMESPACE_RECORD_PREFIX } from './namespaces/namespace-registry';
@@ -158,6 +161,16 @@ const SEALED_PATHS = ['sys/init', 'sys/seal-status', 'sys/unseal', 'sys/health',
  */
 const NAMESPACE_FREE_PATHS = new Set([...SEALED_PATHS, 'sys/seal']);
 
+/** Where a mount is, as what it issued names it (tokens by auth path, leases by API path). */
+interface MountedAt {
+  kind: TableKind;
+  /** In its table, without `auth/`. */
+  path: string;
+  /** With its namespace and `auth/` (`team/auth/names/`). */
+  apiPath: string;
+  namespaceId: string;
+}
+
 interface Routed {
   entry: MountEntry;
   kind: TableKind;
@@ -213,6 +226,7 @@ export class Core {
    */
   private readonly localMounts = new Set<string>();
   private localMountsStale = true;
+  private readonly localStorageOf = (uuid: string): readonly string[] | undefined => this.instances.get(uuid)?.localStorage;
   /** `sharedChanged` reloads run one at a time, in order. */
   private reloads: Promise<void> = Promise.resolve();
 
@@ -222,13 +236,18 @@ export class Core {
     const physical = new CachedStorage(options.storage);
     this.physical = physical;
     options.commits?.subscribe((changes) => this.forgetChanged(changes));
-    this.barrier = new Barrier(new WriteGuard(physical, (keys) => this.guardWrite(keys)));
+    this.barrier = new Barrier(new WriteGuard(physical, {
+      guarding: () => this.performanceSecondary,
+      check: (key) => this.guardWrite(key),
+    }));
     this.seal = new SealManager(physical, this.barrier, this.clock, options.seals ?? {});
     this.tokens = new TokenStore(this.barrier, this.clock, this.logger);
     this.namespaces = new NamespaceRegistry(this.barrier, () => {
       this.localMountsStale = true;
     });
-    this.audit = new AuditBroker({ storage: this.barrier, logger: this.logger, clock: this.clock });
+    this.audit = new AuditBroker({
+      storage: this.barrier, logger: this.logger, clock: this.clock, sharedTableIsForeign: () => this.performanceSecondary,
+    });
     this.identity = new IdentityStore(new PrefixedStorage(this.barrier, 'sys/identity/'), {
       clock: this.clock,
       // An alias shows its auth method's current path, also after a remount.
@@ -645,7 +664,7 @@ export class Core {
 
   /**
    * Whether a performance secondary gets `key` (shared) or each cluster keeps its own (local:
-   * tokens, leases, cubbyholes, local mounts' table entries and data).
+   * tokens, leases, cubbyholes, local mounts' table entries and data, what engines keep local).
    */
   replicationScope(key: string): KeyScope {
     if (this.localMountsStale) {
@@ -654,7 +673,7 @@ export class Core {
         for (const table of [view.mounts, view.auths]) for (const e of table.all()) if (e.local) this.localMounts.add(e.uuid);
       }
     }
-    return scopeOf(key, this.localMounts);
+    return scopeOf(key, this.localMounts, this.localStorageOf);
   }
 
   private get performanceSecondary(): boolean {
@@ -662,13 +681,11 @@ export class Core {
   }
 
   /** On a performance secondary only the primary writes shared keys; a write holding one stores nothing. */
-  private guardWrite(keys: readonly string[]): void {
-    if (!this.performanceSecondary) return;
-    const shared = keys.find((k) => this.replicationScope(k).scope === 'shared');
-    if (shared === undefined) return;
-    const scope = writeScopes.getStore();
+  private guardWrite(key: string): void {
+    if (this.replicationScope(key).scope !== 'shared') return;
+    const scope = currentWriteScope();
     if (scope) scope.refused = true;
-    throw new SharedWriteRefused(shared);
+    throw new SharedWriteRefused(key);
   }
 
   /**
@@ -703,14 +720,47 @@ export class Core {
       for (const table of [view.mounts, view.auths]) tableKeys.add(table.storageKeys.shared);
     }
     if (keys.some((k) => k.startsWith(NAMESPACE_RECORD_PREFIX) || tableKeys.has(k))) {
+      const before = this.mountedByUuid();
       await this.namespaces.reload();
       this.syncInstances();
+      await this.endRemovedMounts(before);
     }
     for (const view of this.namespaces.all()) {
       const prefix = view.isRoot ? ROOT_POLICY_PREFIX : `${dataPrefix(view.id)}policy/`;
       if (keys.some((k) => k.startsWith(prefix))) view.policies.clear();
     }
     if (keys.includes(AUDIT_TABLE_KEY)) await this.audit.load();
+  }
+
+  private mountedByUuid(): Map<string, MountedAt> {
+    const mounted = new Map<string, MountedAt>();
+    for (const view of this.namespaces.all()) {
+      for (const [kind, table] of [['secret', view.mounts], ['auth', view.auths]] as const) {
+        for (const e of table.all()) {
+          mounted.set(e.uuid, { kind, path: e.path, namespaceId: view.id, apiPath: `${view.path}${kind === 'auth' ? 'auth/' : ''}${e.path}` });
+        }
+      }
+    }
+    return mounted;
+  }
+
+  /**
+   * The primary disabled these mounts (or their namespace): what this cluster issued through
+   * them ends here too, as a disable on the primary ends the primary's. Tokens of an auth
+   * mount are revoked; leases are dropped without their backend, whose mount and configuration
+   * the stream is removing (a disable sent from this cluster revoked them first).
+   */
+  private async endRemovedMounts(before: ReadonlyMap<string, MountedAt>): Promise<void> {
+    const live = this.mountedByUuid();
+    for (const [uuid, gone] of before) {
+      if (live.has(uuid)) continue;
+      try {
+        if (gone.kind === 'auth') await this.tokens.revokeByPath(`auth/${gone.path}`, gone.namespaceId);
+        await this.expiration.revokePrefix(gone.apiPath, { force: true });
+      } catch (err) {
+        this.logger.error('ending what a removed mount issued here failed', { mount: gone.apiPath, err: (err as Error).message });
+      }
+    }
   }
 
   /** Backends for mounts that appeared, none for those gone; existing ones keep running. */
@@ -805,6 +855,11 @@ export class Core {
     if (!view.isRoot && backend.isRestricted(match)) {
       throw new BadRequestError(`operation only available in the root namespace: ${path}`);
     }
+    // A login's token would be the primary's, which a secondary's clients cannot use there.
+    const local = staysLocal(entry, routed.relative) || (kind === 'auth' && backend.isUnauthenticated(match, op));
+    if (forwarded && local) {
+      throw new BadRequestError(`invalid value for "path": ${fullPath} is served by each cluster for itself and cannot be forwarded`);
+    }
 
     const req: BackendRequest = {
       id: randomUUID(),
@@ -875,12 +930,15 @@ export class Core {
       return buildEnvelope(req, resp, entry.type, lease);
     };
     let reply: CoreReply | null = null;
+    const secondary = !forwarded && this.performanceSecondary;
     try {
       try {
-        reply = !forwarded && this.performanceSecondary ? await writeScopes.run(scope, run) : await run();
+        reply = secondary && op !== 'read' && op !== 'list' ? await inWriteScope(scope, run) : await run();
       } catch (err) {
+        if (secondary && isSharedWriteRefusal(err)) scope.refused = true;
         if (!scope.refused) throw err;
       }
+      if (scope.refused && local) throw new LocalRequestNotForwarded(fullPath);
       if (scope.refused || !reply) {
         out.resp = null;
         delete out.leaseId;

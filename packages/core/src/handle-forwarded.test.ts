@@ -1,4 +1,6 @@
 import { StrongroomError } from './errors';
+import { Backend } from './framework/backend';
+import { definePath } from './framework/types';
 import type { ForwardedWrite } from './replication/forwarding';
 import { storeEngine } from './test-support/store-engine';
 import { data, rig, type Reply, type Rig } from './testing';
@@ -47,5 +49,37 @@ describe('Core.handleForwarded on a performance primary', () => {
       expect(reply.body.errors[0]).toMatch(/"path"/);
     }
     expect(r.core.sealed).toBe(false);
+  });
+
+  it('refuses, with a 400 and writing nothing, a write to its own local mount or about tokens, leases and wrapping', async () => {
+    const r = await rig({ engines: [storeEngine('kv')] });
+    await r.ok('update', 'sys/mounts/here', r.root, { type: 'kv', local: true });
+    const tokens = (await r.ok('list', 'auth/token/accessors', r.root)).body.data.keys as string[];
+    for (const [path, body] of [
+      ['here/x', { v: 1 }], ['auth/token/create', {}], ['sys/leases/revoke', { lease_id: 'a/b' }], ['sys/revoke/a/b', {}],
+      ['sys/leases/revoke-prefix/a', {}], ['sys/wrapping/wrap', { v: 1 }],
+    ] as const) {
+      const reply = await forwarded(r, { operation: 'update', path, data: { ...body } });
+      expect([path, reply.status]).toEqual([path, 400]);
+      expect(reply.body.errors[0]).toMatch(/"path".*cannot be forwarded/);
+    }
+    expect((await r.call('read', 'here/x', r.root)).status).toBe(404);
+    expect((await r.ok('list', 'auth/token/accessors', r.root)).body.data.keys).toEqual(tokens);
+  });
+
+  it('refuses a forwarded login with a 400: the token it made would be the primary\'s', async () => {
+    const r = await rig({
+      engines: [{
+        type: 'names', kind: 'auth',
+        create: () => new Backend('names', [definePath({
+          pattern: 'login', unauthenticated: true, fields: { name: { type: 'string', required: true } },
+          operations: { update: async (_req, f) => ({ login: { aliasName: f.string('name'), policies: ['default'] } }) },
+        })]),
+      }],
+    });
+    await r.ok('update', 'sys/auth/names', r.root, { type: 'names' });
+    const reply = await forwarded(r, { operation: 'update', path: 'auth/names/login', data: { name: 'alice' } });
+    expect(reply.status).toBe(400);
+    expect(reply.body.errors[0]).toMatch(/"path".*cannot be forwarded/);
   });
 });

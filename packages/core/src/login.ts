@@ -1,7 +1,7 @@
 import type { Core } from './core';
 import { PermissionDeniedError, StandbyError, StrongroomError } from './errors';
 import type { LoginAliasInput, LoginAliasResult } from './identity/identity-store';
-import { writeScopes } from './replication/forwarding';
+import { currentWriteScope } from './replication/forwarding';
 import type { AuthResult, BackendRequest, LoginResult } from './framework/types';
 import type { MountEntry } from './mounts/mount-table';
 import type { NamespaceView } from './namespaces/namespace-registry';
@@ -15,7 +15,7 @@ import { authOf } from './token/token-create';
  * which answers once it has streamed back, and the login goes on here.
  */
 async function loginIdentity(core: Core, input: LoginAliasInput): Promise<LoginAliasResult> {
-  const scope = writeScopes.getStore();
+  const scope = currentWriteScope();
   const forwardWrite = core.replication?.forwardWrite?.bind(core.replication);
   if (!scope || scope.refused || !forwardWrite) return core.identity.loginAlias(input);
   try {

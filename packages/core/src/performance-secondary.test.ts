@@ -2,7 +2,7 @@ import type { CoreReply, ReplicationRoles } from './core';
 import { Backend } from './framework/backend';
 import type { EngineFactory } from './framework/engine';
 import { definePath } from './framework/types';
-import type { ForwardedWrite } from './replication/forwarding';
+import { currentWriteScope, type ForwardedWrite, type WriteScope } from './replication/forwarding';
 import { storeEngine } from './test-support/store-engine';
 import { data, rig, type Rig } from './testing';
 
@@ -14,6 +14,8 @@ const swallowingEngine: EngineFactory = {
     arbitraryFields: true,
     operations: {
       async update(req, f) {
+        // A slow handler is still running when quicker writes begun after it have finished.
+        if (f.string('path').startsWith('slow')) await new Promise((resolve) => setTimeout(resolve, 50));
         try {
           await req.storage.put(f.string('path'), Buffer.from('x'));
         } catch {
@@ -24,6 +26,47 @@ const swallowingEngine: EngineFactory = {
     },
   })]),
 };
+
+/**
+ * An engine whose reads record the write scope they run in; `writes/...` reads also try to store
+ * (as an engine that caches on read might) and throw the refusal wrapped in an error of their
+ * own. Its leases' revocation writes to its storage too.
+ */
+function probeEngine(scopes: Array<WriteScope | undefined>): EngineFactory {
+  return {
+    kind: 'secret', type: 'probe',
+    create: () => new Backend('probe', [definePath({
+      pattern: '(?<path>.*)',
+      arbitraryFields: true,
+      operations: {
+        async read(req, f) {
+          scopes.push(currentWriteScope());
+          const path = f.string('path');
+          if (path.startsWith('writes/')) {
+            try {
+              await req.storage.put(path, Buffer.from('cached'));
+            } catch (err) {
+              throw new Error('the probe could not cache', { cause: err });
+            }
+          }
+          if (path.startsWith('lease/')) return { data: { path }, secret: { type: 'probe', ttl: 600, renewable: false, internal: { path } } };
+          return { data: { path } };
+        },
+        async update(req, f) {
+          scopes.push(currentWriteScope());
+          await req.storage.put(f.string('path'), Buffer.from('x'));
+          return null;
+        },
+      },
+    })], {
+      probe: {
+        revoke: async (req, internal) => {
+          await req.storage.put(`revoked/${String(internal['path'])}`, Buffer.from('x'));
+        },
+      },
+    }),
+  };
+}
 
 interface Secondary {
   forwarded: ForwardedWrite[];
@@ -65,6 +108,25 @@ const nameAuth: EngineFactory = {
     operations: { update: async (_req, f) => ({ login: { aliasName: f.string('name'), policies: ['reader'] } }) },
   })]),
 };
+
+/** An auth method that logs in whoever names themselves, and records each login in storage it keeps local. */
+class RecordingNameAuth extends Backend {
+  override readonly localStorage = ['seen/'];
+
+  constructor() {
+    super('recnames', [definePath({
+      pattern: 'login',
+      unauthenticated: true,
+      fields: { name: { type: 'string', required: true } },
+      operations: {
+        update: async (req, f) => {
+          await req.storage.put(`seen/${f.string('name')}`, Buffer.from('1'));
+          return { login: { aliasName: f.string('name'), policies: ['reader'] } };
+        },
+      },
+    })]);
+  }
+}
 
 /**
  * A primary over the same storage: it runs the forwarded write with the core as a primary, so
@@ -198,4 +260,112 @@ describe('a performance secondary', () => {
     expect(health.status).toBe(200);
     expect(health.body).toMatchObject({ replication_performance_mode: 'secondary', standby: false });
   });
+
+  it('runs reads outside the write scope, and still forwards a read whose handler was refused a shared write', async () => {
+    const scopes: Array<WriteScope | undefined> = [];
+    const r = await rig({ engines: [probeEngine(scopes)] });
+    await r.ok('update', 'sys/mounts/probe', r.root, { type: 'probe' });
+    const s = becomeSecondary(r, { status: 200, body: { data: { from: 'primary' } } });
+    expect(data(await r.ok('read', 'probe/plain', r.root))).toEqual({ path: 'plain' });
+    expect(data(await r.ok('read', 'probe/writes/x', r.root))).toEqual({ from: 'primary' });
+    expect(s.forwarded).toEqual([{ operation: 'read', path: 'probe/writes/x', data: {} }]);
+    expect(await r.core.barrier.get(`logical/${(data(await r.ok('read', 'sys/mounts/probe', r.root)) as { uuid: string }).uuid}/writes/x`)).toBeNull();
+    // Writes run in one; none is left behind for what runs after.
+    await r.ok('update', 'probe/y', r.root, { v: 1 });
+    expect(scopes.map((scope) => scope === undefined)).toEqual([true, true, false]);
+    expect(currentWriteScope()).toBeUndefined();
+  });
+
+  it('keeps lease and token revocations here, and answers a revocation refused a shared write without forwarding it', async () => {
+    const scopes: Array<WriteScope | undefined> = [];
+    const r = await rig({ engines: [probeEngine(scopes)] });
+    await r.ok('update', 'sys/mounts/probe', r.root, { type: 'probe' });
+    const s = becomeSecondary(r);
+    const child = (await r.token(r.root, { policies: ['root'] })).client_token as string;
+    const leased = (await r.ok('read', 'probe/lease/a', child)).body;
+    expect(leased.lease_id).toMatch(/^probe\/lease\/a\//);
+
+    const revoke = await r.call('update', 'sys/leases/revoke', r.root, { lease_id: leased.lease_id });
+    expect(revoke.status).toBe(500);
+    expect(JSON.stringify(revoke.body)).toContain('not forwarded');
+    expect((await r.core.expiration.lookup(leased.lease_id)).leaseId).toBe(leased.lease_id);
+
+    expect((await r.call('update', 'auth/token/revoke', r.root, { token: child })).status).toBe(204);
+    expect(await r.stored(child)).toBe(false);
+    expect(s.forwarded).toEqual([]);
+  });
+
+  it('never forwards a request to a local mount', async () => {
+    const scopes: Array<WriteScope | undefined> = [];
+    const r = await rig({ engines: [probeEngine(scopes)] });
+    await r.ok('update', 'sys/mounts/mine', r.root, { type: 'probe', local: true });
+    const s = becomeSecondary(r);
+    await r.ok('update', 'mine/x', r.root, { v: 1 });
+    // A local mount's reads store to its own (local) storage: nothing is refused.
+    expect(data(await r.ok('read', 'mine/writes/y', r.root))).toEqual({ path: 'writes/y' });
+    expect(s.forwarded).toEqual([]);
+  });
+
+  it('enables and disables a local audit device itself, and forwards a shared one', async () => {
+    const { r } = await setUp();
+    const s = becomeSecondary(r);
+    expect((await r.call('update', 'sys/audit/mine', r.root, { type: 'file', local: true, options: { file_path: 'discard' } })).status).toBe(204);
+    expect((await r.call('update', 'sys/audit/everywhere', r.root, { type: 'file', options: { file_path: 'discard' } })).status).toBe(204);
+    expect(s.forwarded.map((f) => f.path)).toEqual(['sys/audit/everywhere']);
+    expect(Object.keys(data(await r.ok('read', 'sys/audit', r.root)))).toEqual(['mine/']);
+    expect((await r.call('delete', 'sys/audit/mine', r.root)).status).toBe(204);
+    expect(s.forwarded).toHaveLength(1);
+    expect(Object.keys(data(await r.ok('read', 'sys/audit', r.root)))).toEqual([]);
+  });
+
+  it('logs in itself through an auth method that writes to storage its engine keeps local, forwarding only the identity', async () => {
+    const r = await rig({ engines: [{ type: 'recnames', kind: 'auth', create: () => new RecordingNameAuth() }] });
+    await r.ok('update', 'sys/auth/names', r.root, { type: 'recnames' });
+    const uuid = (data(await r.ok('read', 'sys/auth', r.root))['names/'] as { uuid: string }).uuid;
+    const s = becomeSecondary(r, sameStoragePrimary(r));
+    const login = (await r.ok('update', 'auth/names/login', undefined, { name: 'alice' })).body.auth;
+    expect(s.forwarded.map((f) => f.path)).toEqual(['identity/forwarded/login-alias']);
+    expect(await r.works(login.client_token)).toBe(true);
+    expect(await r.core.barrier.get(`auth/${uuid}/seen/alice`)).not.toBeNull();
+    expect(r.core.replicationScope(`auth/${uuid}/seen/alice`).scope).toBe('local');
+    expect(r.core.replicationScope(`auth/${uuid}/config`).scope).toBe('shared');
+  });
+
+  it('finds the refusal of a write still running when the writes begun after it have finished', async () => {
+    // The write scope is switched off when no write is in flight; before Node 24 switching it off
+    // under a running write would lose that write's refusal.
+    const { r } = await setUp();
+    await r.ok('update', 'sys/mounts/careless', r.root, { type: 'swallow' });
+    const s = becomeSecondary(r, { status: 200, body: { data: { stored: true } } });
+    const slow = r.call('update', 'careless/slow', r.root, { v: 0 });
+    for (let i = 0; i < 3; i++) expect((await r.call('update', `careless/quick${i}`, r.root, { v: i })).status).toBe(200);
+    expect((await slow).status).toBe(200);
+    expect(s.forwarded.map((f) => f.path)).toEqual(['careless/quick0', 'careless/quick1', 'careless/quick2', 'careless/slow']);
+  });
+
+  it('answers a login refused a shared write itself: its token must be this cluster\'s, not the primary\'s', async () => {
+    const r = await rig({
+      engines: [{
+        type: 'countlogins', kind: 'auth',
+        create: () => new Backend('countlogins', [definePath({
+          pattern: 'login',
+          unauthenticated: true,
+          fields: { name: { type: 'string', required: true } },
+          operations: {
+            update: async (req, f) => {
+              await req.storage.put(`logins/${f.string('name')}`, Buffer.from('1'));
+              return { login: { aliasName: f.string('name'), policies: ['default'] } };
+            },
+          },
+        })]),
+      }],
+    });
+    await r.ok('update', 'sys/auth/counted', r.root, { type: 'countlogins' });
+    const s = becomeSecondary(r, { status: 200, body: { auth: { client_token: 'a-token-of-the-primary' } } });
+    const reply = await r.call('update', 'auth/counted/login', undefined, { name: 'alice' });
+    expect(reply.status).toBe(500);
+    expect(JSON.stringify(reply.body)).toContain('not forwarded');
+    expect(s.forwarded).toEqual([]);
+  });
 });
+

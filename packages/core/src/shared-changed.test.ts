@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { Backend } from './framework/backend';
+import type { EngineFactory } from './framework/engine';
+import { definePath } from './framework/types';
 import type { MountEntry } from './mounts/mount-table';
 import { storeEngine } from './test-support/store-engine';
 import { data, rig, type Rig } from './testing';
@@ -12,7 +15,53 @@ async function table(r: Rig, key: string): Promise<MountEntry[]> {
   return JSON.parse(((await r.core.barrier.get(key)) ?? Buffer.from('[]')).toString('utf8')) as MountEntry[];
 }
 
+/** An auth method that logs in whoever names themselves. */
+const nameAuth: EngineFactory = {
+  type: 'nameauth', kind: 'auth',
+  create: () => new Backend('nameauth', [definePath({
+    pattern: 'login',
+    unauthenticated: true,
+    fields: { name: { type: 'string', required: true } },
+    operations: { update: async (_req, f) => ({ login: { aliasName: f.string('name'), policies: ['default'] } }) },
+  })]),
+};
+
+/** A secrets engine whose reads are leased credentials; it counts the revocations it is asked for. */
+function leasingEngine(): EngineFactory & { revoked: number } {
+  const engine = {
+    type: 'leasing', kind: 'secret' as const, revoked: 0,
+    create: () => new Backend('leasing', [definePath({
+      pattern: 'creds',
+      operations: { read: async () => ({ data: { user: 'u' }, secret: { type: 'cred', ttl: 600, renewable: false, internal: {} } }) },
+    })], { cred: { revoke: async () => { engine.revoked++; } } }),
+  };
+  return engine;
+}
+
 describe('Core.sharedChanged', () => {
+  it('ends the tokens and leases this cluster issued through mounts the stream removed, and no others', async () => {
+    const leasing = leasingEngine();
+    const r = await rig({ engines: [nameAuth, leasing] });
+    await r.ok('update', 'sys/auth/names', r.root, { type: 'nameauth' });
+    await r.ok('update', 'sys/auth/others', r.root, { type: 'nameauth' });
+    await r.ok('update', 'sys/mounts/creds', r.root, { type: 'leasing' });
+    await r.ok('update', 'sys/mounts/kept', r.root, { type: 'leasing' });
+    const login = (await r.ok('update', 'auth/names/login', undefined, { name: 'alice' })).body.auth.client_token as string;
+    const other = (await r.ok('update', 'auth/others/login', undefined, { name: 'bob' })).body.auth.client_token as string;
+    const lease = (await r.ok('read', 'creds/creds', r.root)).body.lease_id as string;
+    const keptLease = (await r.ok('read', 'kept/creds', r.root)).body.lease_id as string;
+
+    await streamed(r, 'core/auth', (await table(r, 'core/auth')).filter((e) => e.path !== 'names/'));
+    await streamed(r, 'core/mounts', (await table(r, 'core/mounts')).filter((e) => e.path !== 'creds/'));
+    await r.core.sharedChanged(['core/auth', 'core/mounts']);
+
+    expect(await r.stored(login)).toBe(false);
+    expect(await r.stored(other)).toBe(true);
+    await expect(r.core.expiration.lookup(lease)).rejects.toThrow();
+    expect((await r.core.expiration.lookup(keptLease)).leaseId).toBe(keptLease);
+    expect(leasing.revoked).toBe(0);
+  });
+
   it('brings up a mount the stream added, and drops one it removed', async () => {
     const r = await rig({ engines: [storeEngine('kv')] });
     const before = await table(r, 'core/mounts');

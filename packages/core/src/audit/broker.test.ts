@@ -6,7 +6,8 @@ import type { Logger } from '../logger';
 import { Barrier } from '../seal/barrier';
 import { Keyring } from '../seal/keyring';
 import { MemoryStorage } from '../storage/memory-storage';
-import { AUDIT_TABLE_KEY, AuditBroker } from './broker';
+import { getJson, jsonOp } from '../storage/logical';
+import { AUDIT_TABLE_KEY, AuditBroker, LOCAL_AUDIT_TABLE_KEY } from './broker';
 import type { AuditDeviceFactory, AuditRequestInput } from './types';
 import { refusal } from '../test-support/refusal';
 
@@ -67,10 +68,13 @@ describe('the audit broker', () => {
   const clock = new FakeClock(Date.UTC(2026, 0, 1));
 
   /** A broker over a fresh barrier on the shared storage, as after a restart and unseal. */
-  function newBroker(): AuditBroker {
+  function newBroker(options: { foreignSharedTable?: boolean } = {}): AuditBroker {
     const barrier = new Barrier(storage);
     barrier.unseal(keyring);
-    const broker = new AuditBroker({ storage: barrier, logger, clock, factories: [flaky] });
+    const broker = new AuditBroker({
+      storage: barrier, logger, clock, factories: [flaky],
+      ...(options.foreignSharedTable ? { sharedTableIsForeign: () => true } : {}),
+    });
     brokers.push(broker);
     return broker;
   }
@@ -163,6 +167,48 @@ describe('the audit broker', () => {
     expect(text).toContain('after-reload');
     expect(text).toContain(before);
     expect(text).toContain('"accessor":"accessor-1"');
+  });
+
+  /** The paths of the shared and the local table as stored. */
+  async function storedTables(): Promise<{ shared: string[]; local: string[] }> {
+    const barrier = new Barrier(storage);
+    barrier.unseal(keyring);
+    const paths = async (key: string) => ((await getJson<Array<{ path: string }>>(barrier, key)) ?? []).map((e) => e.path);
+    return { shared: await paths(AUDIT_TABLE_KEY), local: await paths(LOCAL_AUDIT_TABLE_KEY) };
+  }
+
+  it('keeps local devices in a table of their own, and writes only the table a change touches', async () => {
+    const broker = newBroker();
+    await broker.load();
+    await broker.enable('everywhere', 'flaky', '', {}, false);
+    const put = jest.spyOn(storage, 'txn');
+    await broker.enable('here', 'flaky', '', {}, true);
+    expect(put.mock.calls.flatMap(([ops]) => ops.map((op) => op.key))).toEqual([LOCAL_AUDIT_TABLE_KEY]);
+    expect(await storedTables()).toEqual({ shared: ['everywhere/'], local: ['here/'] });
+    const again = newBroker();
+    await again.load();
+    expect(again.list().map((d) => [d.path, d.local])).toEqual([['everywhere/', false], ['here/', true]]);
+    put.mockClear();
+    await again.disable('here');
+    expect(put.mock.calls.flatMap(([ops]) => ops.map((op) => op.key))).toEqual([LOCAL_AUDIT_TABLE_KEY]);
+    expect(await storedTables()).toEqual({ shared: ['everywhere/'], local: [] });
+  });
+
+  it('moves a local device found in the shared table to the local one, and leaves it to the cluster whose table it is', async () => {
+    const barrier = new Barrier(storage);
+    barrier.unseal(keyring);
+    const device = (path: string, local: boolean) => ({ path, type: 'flaky', description: '', options: {}, local, salt: 'c2FsdA==' });
+    await barrier.txn([jsonOp(AUDIT_TABLE_KEY, [device('old-shared/', false), device('old-local/', true)])]);
+
+    const secondary = newBroker({ foreignSharedTable: true });
+    await secondary.load();
+    expect(secondary.list().map((d) => d.path)).toEqual(['old-shared/']);
+
+    const broker = newBroker();
+    await broker.load();
+    expect(broker.list().map((d) => [d.path, d.local])).toEqual([['old-local/', true], ['old-shared/', false]]);
+    await broker.enable('new-shared', 'flaky', '', {}, false);
+    expect(await storedTables()).toEqual({ shared: ['old-shared/', 'new-shared/'], local: ['old-local/'] });
   });
 
   it('stores the table, salts included, only through the barrier', async () => {

@@ -3,17 +3,28 @@ import { systemClock, type Clock } from '../clock';
 import { BadRequestError, InternalError } from '../errors';
 import type { Logger } from '../logger';
 import { normalizeMountPath } from '../mounts/mount-table';
-import type { LogicalStorage } from '../storage/logical';
+import { getJson, type LogicalStorage } from '../storage/logical';
+import type { TxnOp } from '../storage/storage';
 import { fileAuditDevice } from './file-device';
 import { hmacOf } from './format';
 import type { AuditDevice, AuditDeviceFactory, AuditDeviceInfo, AuditRequestInput, AuditResponseInput } from './types';
 
 /** Where the table of enabled devices lives, beside the mount tables. */
 export const AUDIT_TABLE_KEY = 'core/audit';
+/**
+ * The devices enabled with `local`, apart as local mounts are: a performance secondary receives
+ * the shared table and keeps its own local devices, as the primary keeps its own.
+ */
+export const LOCAL_AUDIT_TABLE_KEY = 'core/local-audit';
 
 interface StoredDevice extends AuditDeviceInfo {
   /** Base64 HMAC key; a new one per enable, so hashes never carry over to a re-enabled device. */
   salt: string;
+}
+
+/** A device in memory, and whether it was read from the shared table (written before local devices had their own). */
+interface Loaded extends StoredDevice {
+  inSharedTable?: true;
 }
 
 export interface AuditBrokerOptions {
@@ -23,6 +34,11 @@ export interface AuditBrokerOptions {
   clock?: Clock;
   /** Device types besides `file`; a type given here replaces a built-in one of the same name. */
   factories?: readonly AuditDeviceFactory[];
+  /**
+   * Whether the shared table is another cluster's (a performance secondary's is its primary's):
+   * its local devices, in a table written before they had their own key, are not this one's.
+   */
+  sharedTableIsForeign?: () => boolean;
 }
 
 function messageOf(err: unknown): string {
@@ -35,12 +51,13 @@ function messageOf(err: unknown): string {
  * refused one.
  */
 export class AuditBroker {
-  private entries: StoredDevice[] = [];
+  private entries: Loaded[] = [];
   private readonly devices = new Map<string, AuditDevice>();
   private readonly factories = new Map<string, AuditDeviceFactory>();
   private readonly storage: LogicalStorage;
   private readonly logger: Logger;
   private readonly clock: Clock;
+  private readonly sharedTableIsForeign: () => boolean;
   /** Table changes run one at a time, each writing the whole table (as MountTable does). */
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -48,6 +65,7 @@ export class AuditBroker {
     this.storage = options.storage;
     this.logger = options.logger;
     this.clock = options.clock ?? systemClock;
+    this.sharedTableIsForeign = options.sharedTableIsForeign ?? (() => false);
     for (const f of [fileAuditDevice, ...(options.factories ?? [])]) this.factories.set(f.type, f);
   }
 
@@ -78,8 +96,13 @@ export class AuditBroker {
   load(): Promise<void> {
     return this.exclusive(async () => {
       await this.closeAll();
-      const raw = await this.storage.get(AUDIT_TABLE_KEY);
-      const entries = raw ? (JSON.parse(raw.toString('utf8')) as StoredDevice[]) : [];
+      const shared = (await getJson<StoredDevice[]>(this.storage, AUDIT_TABLE_KEY)) ?? [];
+      const local = (await getJson<StoredDevice[]>(this.storage, LOCAL_AUDIT_TABLE_KEY)) ?? [];
+      const foreign = this.sharedTableIsForeign();
+      const entries: Loaded[] = [
+        ...shared.filter((e) => !e.local || !foreign).map((e): Loaded => (e.local ? { ...e, inSharedTable: true } : e)),
+        ...local.map((e) => ({ ...e, local: true })),
+      ];
       this.entries = entries;
       for (const entry of entries) {
         try {
@@ -132,7 +155,7 @@ export class AuditBroker {
       const device = await this.openDevice(entry);
       const next = [...this.entries, entry];
       try {
-        await this.storage.put(AUDIT_TABLE_KEY, Buffer.from(JSON.stringify(next)));
+        await this.save(next, local);
       } catch (err) {
         await device.close().catch(() => undefined);
         throw err;
@@ -147,9 +170,10 @@ export class AuditBroker {
   async disable(rawPath: string): Promise<boolean> {
     const path = normalizeMountPath('path', rawPath);
     return this.exclusive(async () => {
-      if (!this.entries.some((e) => e.path === path)) return false;
+      const gone = this.entries.find((e) => e.path === path);
+      if (!gone) return false;
       const next = this.entries.filter((e) => e.path !== path);
-      await this.storage.put(AUDIT_TABLE_KEY, Buffer.from(JSON.stringify(next)));
+      await this.save(next, gone.local);
       this.entries = next;
       const device = this.devices.get(path);
       this.devices.delete(path);
@@ -158,6 +182,23 @@ export class AuditBroker {
       }
       return true;
     });
+  }
+
+  /**
+   * Writes the table a change touched: the local one, or the shared one (local devices still
+   * in it move to the local table in the same transaction). A performance secondary so enables
+   * a local device without writing the shared table, which only its primary writes.
+   */
+  private async save(next: Loaded[], local: boolean): Promise<void> {
+    const stored = (list: Loaded[]) => Buffer.from(JSON.stringify(list.map(({ inSharedTable: _, ...e }) => e)));
+    const locals = next.filter((e) => e.local);
+    const ops: TxnOp[] = [];
+    if (!local || locals.some((e) => e.inSharedTable)) {
+      ops.push({ type: 'put', key: AUDIT_TABLE_KEY, value: stored(next.filter((e) => !e.local)) });
+    }
+    if (local || locals.some((e) => e.inSharedTable)) ops.push({ type: 'put', key: LOCAL_AUDIT_TABLE_KEY, value: stored(locals) });
+    await this.storage.txn(ops);
+    for (const e of next) delete e.inSharedTable;
   }
 
   /** What `sys/audit-hash/<path>` answers: the input as that device's entries would show it. */

@@ -39,6 +39,14 @@ export class Backend {
 
   readonly secretTypes: Readonly<Record<string, SecretType>>;
 
+  /**
+   * Prefixes of the mount's storage that each cluster keeps for itself, like the data of a local
+   * mount: what a login or a read writes as a side effect (an instance access list), so that a
+   * performance secondary does it there, issuing its own token, instead of sending the whole
+   * request to its primary. Its primary's entries never reach it. Override to use.
+   */
+  readonly localStorage: readonly string[] = [];
+
   constructor(type: string, paths: readonly PathDefinition[], secretTypes: Record<string, SecretType> = {}) {
     this.type = type;
     this.secretTypes = secretTypes;

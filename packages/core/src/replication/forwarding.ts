@@ -24,6 +24,31 @@ export class SharedWriteRefused extends InternalError {
   }
 }
 
+/**
+ * Thrown on a performance secondary when a request about what the cluster keeps for itself (or
+ * a login, whose token must be this cluster's) wrote a shared key: the primary knows nothing of
+ * this cluster's tokens, leases and local mounts (or has local mounts of its own at the same
+ * paths), so such a request is never forwarded.
+ */
+export class LocalRequestNotForwarded extends InternalError {
+  constructor(path: string) {
+    super(`${path} is served by this cluster for itself and is not forwarded to the primary, but it tried to write replicated storage`);
+  }
+}
+
+/** Of the system backend's paths (without `sys/`), those about tokens, leases and wrapped responses. */
+const LOCAL_SYSTEM_PATHS = /^(leases\/|renew(\/|$)|revoke(\/|-prefix\/|-force\/|$)|wrapping\/)/;
+
+/**
+ * Whether a request is about what each cluster keeps for itself: a local mount, the token store,
+ * cubbyholes, leases and wrapped responses. A performance secondary runs it there and never
+ * forwards it; a primary refuses it forwarded.
+ */
+export function staysLocal(entry: { local: boolean; type: string }, relative: string): boolean {
+  if (entry.local || entry.type === 'token' || entry.type === 'cubbyhole') return true;
+  return entry.type === 'system' && LOCAL_SYSTEM_PATHS.test(relative);
+}
+
 /** What a request running on a performance secondary learns from its storage. */
 export interface WriteScope {
   /** A write of a shared key was refused: the request must go to the primary. */
@@ -31,10 +56,43 @@ export interface WriteScope {
 }
 
 /**
- * The request a storage write belongs to. Backends may catch and wrap storage errors, so the
- * refusal is recorded here as well, where the core finds it whatever the handler did with it.
+ * The write request a storage write belongs to. Backends may catch and wrap storage errors, so
+ * the refusal is recorded here as well, where the core finds it whatever the handler did with it.
  */
-export const writeScopes = new AsyncLocalStorage<WriteScope>();
+const writeScopes = new AsyncLocalStorage<WriteScope>();
+let scopesInFlight = 0;
+
+/**
+ * Runs a write request of a performance secondary in its scope. Before Node 24, an enabled
+ * AsyncLocalStorage hooks every promise of the process, reads included (on Node 20 a third more
+ * CPU per KV read in the core), so the scope is switched off whenever no write is in flight;
+ * reads never enter one (see `isSharedWriteRefusal`).
+ */
+export async function inWriteScope<T>(scope: WriteScope, run: () => Promise<T>): Promise<T> {
+  scopesInFlight++;
+  try {
+    return await writeScopes.run(scope, run);
+  } finally {
+    if (--scopesInFlight === 0) writeScopes.disable();
+  }
+}
+
+/** The scope of the write request this code runs for, if it runs for one. */
+export function currentWriteScope(): WriteScope | undefined {
+  return writeScopes.getStore();
+}
+
+/**
+ * Whether `err` is, or wraps through `cause`, a refused write of a shared key: how a read, which
+ * runs without a scope, learns that it must go to the primary.
+ */
+export function isSharedWriteRefusal(err: unknown): boolean {
+  let e: unknown = err;
+  for (let depth = 0; depth < 8 && e instanceof Error; depth++, e = (e as { cause?: unknown }).cause) {
+    if (e instanceof SharedWriteRefused) return true;
+  }
+  return false;
+}
 
 /**
  * Who a forwarded write runs as on the primary: the secondary checked the client's token, ACL

@@ -19,16 +19,19 @@ const LOCAL: KeyScope = Object.freeze({ scope: 'local' });
  * hold but no performance secondary may (they hold the set's CA key, a secondary's client key).
  */
 const LOCAL_PREFIXES = ['core/local/', 'core/local-mounts', 'core/local-auth', 'sys/token/', 'sys/expire/', 'core/replication-performance-'];
-/** A cluster's own settings outside `core/local/` (kept where they were before replication). */
-const LOCAL_KEYS = new Set(['core/autopilot-configuration']);
+/** A cluster's own settings outside `core/local/` (kept where they were before replication), and its local audit devices. */
+const LOCAL_KEYS = new Set(['core/autopilot-configuration', 'core/local-audit']);
 const NAMESPACE_DATA = 'core/namespaces/';
 const DATA_PREFIXES = Object.values(DATA_PREFIX);
 
 /**
- * The scope of `key`, given the UUIDs of the mounts enabled with `local`. Runs for every key of
- * every streamed write, so it looks at prefixes and one set only.
+ * The scope of `key`, given the UUIDs of the mounts enabled with `local` and, by mount UUID, the
+ * prefixes of a mount's storage its engine keeps local (see `Backend.localStorage`). Runs for
+ * every key of every streamed write, so it looks at prefixes, one set and one lookup only.
  */
-export function scopeOf(key: string, localMounts: ReadonlySet<string>): KeyScope {
+export function scopeOf(
+  key: string, localMounts: ReadonlySet<string>, localStorage?: (uuid: string) => readonly string[] | undefined,
+): KeyScope {
   for (const prefix of LOCAL_PREFIXES) if (key.startsWith(prefix)) return LOCAL;
   if (LOCAL_KEYS.has(key)) return LOCAL;
   if (key.startsWith(NAMESPACE_DATA)) {
@@ -40,7 +43,11 @@ export function scopeOf(key: string, localMounts: ReadonlySet<string>): KeyScope
     if (!key.startsWith(prefix)) continue;
     const slash = key.indexOf('/', prefix.length);
     const uuid = slash < 0 ? key.slice(prefix.length) : key.slice(prefix.length, slash);
-    return localMounts.has(uuid) ? LOCAL : SHARED;
+    if (localMounts.has(uuid)) return LOCAL;
+    if (slash > 0 && localStorage) {
+      for (const local of localStorage(uuid) ?? []) if (key.startsWith(local, slash + 1)) return LOCAL;
+    }
+    return SHARED;
   }
   return SHARED;
 }

@@ -24,4 +24,9 @@ describe('cloud1AuthEngine', () => {
     const role = backend.match('role/web');
     expect(role && backend.isUnauthenticated(role, 'update')).toBe(false);
   });
+
+  it('keeps the instance access list, which every VM login writes, local to each cluster', () => {
+    const backend = cloud1AuthEngine.create({ clock: new FakeClock(), logger: silentLogger });
+    expect(backend.localStorage).toEqual(['accesslist/identity/']);
+  });
 });

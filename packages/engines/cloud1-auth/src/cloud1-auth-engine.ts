@@ -13,12 +13,15 @@ import { rolePaths } from './path-role';
 import { roleTagPaths } from './path-role-tag';
 import { Tidier, tidyPaths } from './path-tidy';
 import { Provider } from './provider';
+import { KEYS } from './storage-keys';
 import { renewLogin } from './renew';
 
 /** One cloud1 auth mount: its path table, its tidy schedule and its renewal checks. */
 export class Cloud1AuthBackend extends Backend {
   readonly context: Cloud1Context;
   private readonly tidier: Tidier;
+  /** Every VM login writes its instance's access list entry: a performance secondary keeps its own and logs in there. */
+  override readonly localStorage = [KEYS.accessListPrefix];
 
   constructor(ctx: EngineContext, options: Cloud1AuthOptions = {}) {
     const context = { clock: ctx.clock, logger: ctx.logger, options } as Cloud1Context;
