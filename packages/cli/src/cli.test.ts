@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -150,17 +150,27 @@ describe('the strongroom command', () => {
     let output = '';
     proc.stdout?.on('data', (d: Buffer) => { output += d.toString(); });
     const exited = new Promise<NodeJS.Signals | number | null>((ok) => proc.once('exit', (code, signal) => ok(signal ?? code)));
-    // Let it get into the read; the signal handlers are installed before anything is read.
-    await new Promise((r) => setTimeout(r, 1500));
+    // Wait until it opens the FIFO (the signal handlers are installed before anything is read):
+    // a writer's non-blocking open fails with ENXIO until a reader is there. Holding the write
+    // end without writing keeps the read stuck.
+    const writer = await pollFor(() => {
+      try {
+        return openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENXIO') return undefined;
+        throw err;
+      }
+    }, 30_000);
     proc.kill('SIGTERM');
     let timer: NodeJS.Timeout | undefined;
     const code = await Promise.race([exited, new Promise<'hung'>((r) => { timer = setTimeout(() => r('hung'), 15_000); })]);
     clearTimeout(timer);
     if (code === 'hung') proc.kill('SIGKILL');
+    closeSync(writer);
     // Ended by the signal's own default action: the stuck read would hold any other exit.
     expect(code).toBe('SIGTERM');
     expect(output).toContain('SIGTERM received during start-up');
-  });
+  }, 60_000);
 
   it('starts a dev server that prints its address, unseal key and root token', async () => {
     const port = await freePort();
@@ -226,3 +236,14 @@ describe('the strongroom command', () => {
     expect(r.stdout).toContain('Usage: strongroom');
   });
 });
+
+/** Calls `attempt` every 50 ms until it gives a value, for at most `timeoutMs`. */
+async function pollFor<T>(attempt: () => T | undefined, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = attempt();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`nothing after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
