@@ -39,6 +39,13 @@ describe('the seal pool for large encrypt batches', () => {
     expect(nonces.size).toBe(150);
   });
 
+  it('seals items larger than its reused buffer between small ones', async () => {
+    const key = randomBytes(32);
+    const plaintexts = [randomBytes(10), randomBytes(200_000), randomBytes(5000), randomBytes(70_000), randomBytes(3)];
+    const sealed = await pool(1).seal('aes256-gcm96', key, 'vault:v3:', plaintexts.map((p) => p.toString('base64')));
+    sealed.forEach((text, i) => expect(opened('aes256-gcm96', key, text as string).equals(plaintexts[i] as Buffer)).toBe(true));
+  });
+
   it('answers null for plaintext that is not standard base64, and takes base64 wrapped over lines', async () => {
     const key = randomBytes(32);
     const wrapped = randomBytes(200).toString('base64').replace(/(.{76})/g, '$1\n');

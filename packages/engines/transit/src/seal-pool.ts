@@ -33,6 +33,8 @@ function threadProgram(decode: (value: string) => Buffer | null): void {
   const { createCipheriv, randomFillSync } = require('node:crypto') as typeof import('node:crypto');
   let pool = Buffer.alloc(0);
   let pos = 0;
+  // Each payload (up to 64 KiB) is put together here and read out as base64 at once: no Buffer per item for it.
+  let payload = Buffer.alloc(0);
   port.on('message', (msg: SealRequest) => {
     try {
       const out = new Array<string | null>(msg.plaintexts.length);
@@ -52,7 +54,21 @@ function threadProgram(decode: (value: string) => Buffer | null): void {
         const cipher = createCipheriv(msg.cipher as 'aes-256-gcm', msg.key as import('node:crypto').KeyObject, nonce, { authTagLength: msg.tagLength });
         const sealed = cipher.update(plaintext);
         const final = cipher.final();
-        out[i] = msg.prefix + Buffer.concat([nonce, sealed, final, cipher.getAuthTag()]).toString('base64');
+        const tag = cipher.getAuthTag();
+        const size = nonce.length + sealed.length + final.length + tag.length;
+        let into: Buffer;
+        // A rare large item gets a buffer of its own rather than one the thread keeps.
+        if (size > 65536) {
+          into = Buffer.allocUnsafe(size);
+        } else {
+          if (payload.length < size) payload = Buffer.allocUnsafe(Math.max(size, 4096));
+          into = payload;
+        }
+        let at = nonce.copy(into, 0);
+        at += sealed.copy(into, at);
+        at += final.copy(into, at);
+        tag.copy(into, at);
+        out[i] = msg.prefix + into.toString('base64', 0, size);
       }
       port.postMessage({ id: msg.id, out });
     } catch (err) {
