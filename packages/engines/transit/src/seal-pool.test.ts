@@ -79,7 +79,7 @@ describe('the seal pool for large encrypt batches', () => {
     expect(run.status).toBe(0);
   });
 
-  it('gives its threads none of the process environment', async () => {
+  it('gives its threads none of the process environment, arguments or preloaded modules', async () => {
     const threads = require('node:worker_threads') as typeof import('node:worker_threads');
     const options: unknown[] = [];
     const Recording = class extends threads.Worker {
@@ -95,6 +95,6 @@ describe('the seal pool for large encrypt batches', () => {
     } finally {
       threads.Worker = real;
     }
-    expect(options).toEqual([expect.objectContaining({ env: {}, argv: [] })]);
+    expect(options).toEqual([expect.objectContaining({ env: {}, argv: [], execArgv: [] })]);
   });
 });

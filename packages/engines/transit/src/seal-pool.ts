@@ -92,7 +92,7 @@ interface PoolThread {
  * ciphertext's text), one per core, so that a batch uses every core while the request's thread
  * parses and answers. Threads start on first use, each is held open only while it has work
  * (an idle pool never keeps the process alive), and one that fails is replaced on next use.
- * A thread gets the cipher's name, the key as a KeyObject and the plaintexts; no environment.
+ * A thread gets the cipher's name, the key as a KeyObject and the plaintexts, nothing of the process.
  */
 export class SealPool {
   private readonly threads: Array<PoolThread | null>;
@@ -139,7 +139,8 @@ export class SealPool {
   private start(slot: number): PoolThread {
     const running = this.threads[slot];
     if (running) return running;
-    const worker = new Worker(THREAD_SOURCE, { eval: true, env: {}, argv: [], stdin: false });
+    // No environment, arguments or preloaded modules of the process: the thread needs none of them.
+    const worker = new Worker(THREAD_SOURCE, { eval: true, env: {}, argv: [], execArgv: [], stdin: false });
     worker.unref();
     const thread: PoolThread = { worker, pending: new Map() };
     worker.on('message', (answer: SealAnswer) => {
