@@ -239,7 +239,7 @@ describe('encrypt/:name: batch', () => {
     expect(await decrypt(h, 'k', results[2]?.ciphertext as string)).toBe('three');
   });
 
-  it('encrypts a batch large enough to share with the helper thread, failures and derived keys included', async () => {
+  it('encrypts a batch large enough for the seal pool, failures and derived keys included', async () => {
     const { h } = transitRig();
     await h.request('write', 'keys/k');
     await h.request('write', 'keys/d', { derived: true });
