@@ -114,9 +114,44 @@ describe('parsing a JSON body', () => {
     expect(refusal(wide)).toMatch(/max_json_object_entry_count \(10000\)/);
   });
 
+  it('answers long strings as the byte-by-byte check does: escapes, control characters, limits and which error comes first', () => {
+    const long = 'x'.repeat(100);
+    const limits = { ...DEFAULT_JSON_LIMITS, maxStringLength: 150, maxDepth: 3 };
+    const parseRefusal = (text: string): string => {
+      try {
+        parseJson(buf(text), limits);
+      } catch (err) {
+        expect(err).toBeInstanceOf(BadRequestError);
+        return (err as Error).message;
+      }
+      throw new Error('accepted');
+    };
+    const bodies = [
+      `{"a":"${long}\\n${long}"}`, `{"a":"${long}\\u00e9", "b":"${long}\\"${'y'.repeat(40)}"}`, `["${long}\\t", "${long}"]`,
+      `{"a":"${long}\\x"}`, `{"a":"${long}\\u12G4"}`, `{"a":"${long}\t"}`, `{"a":"${long}${long}"}`, `{"a":"${long}\u0001"}`,
+      // A control character in a long string comes before a later limit: the full check stops there first.
+      `{"a":"${long}\u0001","b":[[[[1]]]]}`, `{"a":"${long}\t","b":"${long}${long}"}`, `{"a":"${long}`, `{"${long}\t":1}`,
+      `{"a":"${long}\u2713"}`, `["${'✓'.repeat(49)}", "${'✓'.repeat(51)}"]`,
+    ];
+    for (const text of bodies) {
+      let full: string | null = null;
+      try {
+        checkJson(buf(text), limits);
+      } catch (err) {
+        full = (err as Error).message;
+      }
+      if (full === null) expect(parseJson(buf(text), limits)).toEqual(JSON.parse(text));
+      else expect(parseRefusal(text)).toBe(full);
+    }
+  });
+
   it('accepts exactly what JSON.parse accepts, over bounded random mutations of valid bodies', () => {
     const next = random(19);
-    const seeds = ['{"a":[1,-2.5e+3,true,null,"x\\n\\u00e9"],"b":{"c":{}},"d":""}', '[0,{"k":[false,"v"]},-0.1E-2]', '"s"'];
+    const seeds = [
+      '{"a":[1,-2.5e+3,true,null,"x\\n\\u00e9"],"b":{"c":{}},"d":""}', '[0,{"k":[false,"v"]},-0.1E-2]', '"s"',
+      // Strings long enough for parseJson's quick skip, with and without escapes.
+      `{"${'k'.repeat(33)}":"${'v'.repeat(40)}\\n${'w'.repeat(40)}","p":["${'q'.repeat(50)}"]}`,
+    ];
     const alphabet = '{}[],:"\\ \n0123456789-+.eEtrufalsn\u00e9x\t\u0001';
     for (let round = 0; round < 3000; round++) {
       const chars = [...(seeds[round % seeds.length] as string)];

@@ -86,6 +86,18 @@ const counts: number[] = [];
  * are its top-level members, so an over-long value there is reported against its field.
  */
 let field: string | undefined;
+/**
+ * Set while parseJson's first, quick check runs: long strings are then skipped with memchr
+ * (the next quote, and the next backslash, which is kept for later strings) instead of a byte
+ * at a time, so control characters in them go unseen. JSON.parse refuses those; parseJson then
+ * checks again byte by byte for the message, as it does after any refusal, so every answer is
+ * the full check's.
+ */
+let quick = false;
+/** In quick mode: where the next backslash at or after the last search is (raw.length: none). */
+let nextBackslash = -1;
+/** Strings shorter than this are read a byte at a time even in quick mode: a native call costs more. */
+const QUICK_MIN_RUN = 32;
 
 /**
  * Checks that `raw` is one JSON value within `limits`, reading it once, front to back, without
@@ -211,6 +223,19 @@ function string(raw: Buffer, at: number, limits: JsonLimits): number {
   // Bytes past the limit are never looked at.
   const stop = Math.min(n, start + limits.maxStringLength + 1);
   let j = start;
+  if (quick) {
+    const near = Math.min(stop, start + QUICK_MIN_RUN);
+    while (j < near && STRING_STOP[raw[j] as number] === 0) j++;
+    if (j === near && j < stop) {
+      const close = raw.indexOf(QUOTE, j);
+      if (nextBackslash < j) {
+        const b = raw.indexOf(BACKSLASH, j);
+        nextBackslash = b === -1 ? n : b;
+      }
+      // Anything else (an escape, a string over the limit or unterminated) is read below.
+      if (close !== -1 && close < nextBackslash && close - start <= limits.maxStringLength) return close + 1;
+    }
+  }
   while (j < stop) {
     // Most of a body's bytes are plain string content; skip those in a tight loop.
     while (j < stop && STRING_STOP[raw[j] as number] === 0) j++;
@@ -277,13 +302,26 @@ function literal(raw: Buffer, at: number): number {
 
 /**
  * Parses a JSON body within `limits`. JSON.parse only ever sees a body the check accepted, so its
- * own messages (which quote the input) are never shown.
+ * own messages (which quote the input) are never shown. A refused body is checked again in
+ * full, so its message is the full check's whichever check or parse refused it first.
  */
 export function parseJson(raw: Buffer, limits: JsonLimits): unknown {
-  checkJson(raw, limits);
+  quick = true;
+  nextBackslash = -1;
+  try {
+    checkJson(raw, limits);
+  } catch (err) {
+    // The quick check may have passed a control character the full check stops at first.
+    quick = false;
+    checkJson(raw, limits);
+    throw err;
+  } finally {
+    quick = false;
+  }
   try {
     return JSON.parse(raw.toString('utf8')) as unknown;
   } catch {
+    checkJson(raw, limits);
     throw new BadRequestError('failed to parse JSON input');
   }
 }

@@ -1,14 +1,13 @@
 import { BadRequestError } from '@strongroom/core';
 
-const LINE_BREAKS = /[\r\n]/g;
-
 /**
  * Decodes standard padded base64, or answers null for anything else. Buffer.from skips
  * characters outside the alphabet and stops at '=', so any such character shows up as a
  * shorter result than the length implies. This runs per batch item on large inputs, where a
- * validating regex cost more than the encryption.
+ * validating regex cost more than the encryption. Self-contained (the seal pool's threads run
+ * its source).
  */
-function strictBase64(text: string): Buffer | null {
+export function strictBase64(text: string): Buffer | null {
   if (text.length % 4 !== 0) return null;
   const decoded = Buffer.from(text, 'base64');
   const pad = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
@@ -17,13 +16,17 @@ function strictBase64(text: string): Buffer | null {
 }
 
 /**
- * Standard, padded base64 as Vault decodes it: line breaks are skipped (the `base64` tool
- * wraps its output), anything else outside the alphabet is refused rather than dropped the way
- * Buffer.from would, so a mistyped value fails instead of encrypting something else.
+ * Standard, padded base64 as Vault decodes it, or null: line breaks are skipped (the `base64`
+ * tool wraps its output), anything else outside the alphabet is refused rather than dropped the
+ * way Buffer.from would, so a mistyped value fails instead of encrypting something else. Uses
+ * nothing but strictBase64, for the same reason.
  */
+export function standardBase64(value: string): Buffer | null {
+  return strictBase64(value.includes('\n') || value.includes('\r') ? value.replace(/[\r\n]/g, '') : value);
+}
+
 export function decodeBase64(field: string, value: string): Buffer {
-  const text = value.includes('\n') || value.includes('\r') ? value.replace(LINE_BREAKS, '') : value;
-  const decoded = strictBase64(text);
+  const decoded = standardBase64(value);
   if (!decoded) throw new BadRequestError(`invalid value for "${field}": expected standard base64`);
   return decoded;
 }

@@ -1,6 +1,7 @@
 import { putJson } from '@strongroom/core';
+import { sealPool } from './seal-pool';
 import {
-  b64, badRequest, batchResults, data, decrypt, encrypt, failure, transitRig,
+  b64, badRequest, batchResults, data, decrypt, encrypt, failure, transitRig, type BatchResult,
 } from './test-support/transit-rig';
 
 describe('encrypt/:name: round trips', () => {
@@ -238,7 +239,7 @@ describe('encrypt/:name: batch', () => {
     expect(await decrypt(h, 'k', results[2]?.ciphertext as string)).toBe('three');
   });
 
-  it('encrypts a batch large enough to share with the helper thread, failures and derived keys included', async () => {
+  it('encrypts a batch large enough for the seal pool, failures and derived keys included', async () => {
     const { h } = transitRig();
     await h.request('write', 'keys/k');
     await h.request('write', 'keys/d', { derived: true });
@@ -261,6 +262,55 @@ describe('encrypt/:name: batch', () => {
       batch_input: dres.map((r, i) => ({ ciphertext: r.ciphertext, context: derived[i]?.context })),
     }))['batch_results'] as Array<{ plaintext: string }>;
     expect(dback.map((r) => Buffer.from(r.plaintext, 'base64').toString())).toEqual(derived.map((_, i) => `d ${i}`));
+  });
+
+  it('answers a large batch item for item as it answers each item alone, its plain items sealed on the pool', async () => {
+    const { h } = transitRig();
+    await h.request('write', 'keys/k');
+    await h.request('write', 'keys/k/rotate');
+    await h.request('write', 'keys/k/config', { min_encryption_version: 1 });
+    const odd: Array<Record<string, unknown>> = [
+      { plaintext: 'not base64!' }, { plaintext: 'not base64!', key_version: 9 }, { plaintext: b64('v9'), key_version: 9 },
+      { plaintext: b64('neg'), key_version: -1 }, { plaintext: b64('old'), key_version: 1 }, { plaintext: b64('x'), nonce: b64('123456789012') },
+      { plaintext: b64('aad'), associated_data: b64('bound') }, { plaintext: b64('two'), key_version: '2' },
+      { plaintext: b64('wrapped '.repeat(20)).replace(/(.{76})/g, '$1\n') }, { plaintext: '€€€€' }, { plaintext: b64('') },
+      { plaintext: b64('bad aad'), associated_data: '!' }, { plaintext: 'Zm9v=' },
+    ];
+    const batch: Array<Record<string, unknown>> = Array.from({ length: 200 }, (_, i) => ({ ...(odd[i % 20] ?? { plaintext: b64(`item ${i}`) }), reference: `r${i}` }));
+    const seal = jest.spyOn(sealPool, 'seal');
+    let results: BatchResult[];
+    try {
+      results = batchResults(await h.request('write', 'encrypt/k', { batch_input: batch }));
+      expect(seal).toHaveBeenCalled();
+    } finally {
+      seal.mockRestore();
+    }
+    expect(results).toHaveLength(batch.length);
+    for (const [i, item] of batch.entries()) {
+      const alone = batchResults(await h.request('write', 'encrypt/k', { batch_input: [item] }))[0] as BatchResult;
+      const got = results[i] as BatchResult;
+      expect({ ...got, ciphertext: typeof got.ciphertext }).toEqual({ ...alone, ciphertext: typeof alone.ciphertext });
+      if (got.error !== undefined) continue;
+      const extra = { ...(item.associated_data ? { associated_data: item.associated_data } : {}) };
+      expect(await decrypt(h, 'k', got.ciphertext as string, extra)).toBe(Buffer.from(String(item.plaintext), 'base64').toString());
+    }
+  });
+
+  it('does a large batch\'s items on the request\'s thread when the pool fails', async () => {
+    const { h } = transitRig();
+    await h.request('write', 'keys/k');
+    const batch = Array.from({ length: 100 }, (_, i) => ({ plaintext: i === 3 ? '!' : b64(`item ${i}`) }));
+    const seal = jest.spyOn(sealPool, 'seal').mockRejectedValue(new Error('no threads'));
+    let resp;
+    try {
+      resp = await h.request('write', 'encrypt/k', { batch_input: batch });
+      expect(seal).toHaveBeenCalled();
+    } finally {
+      seal.mockRestore();
+    }
+    const results = batchResults(resp);
+    expect(results[3]?.error).toBe('invalid value for "plaintext": expected standard base64');
+    for (const [i, r] of results.entries()) if (i !== 3) expect(await decrypt(h, 'k', r.ciphertext as string)).toBe(`item ${i}`);
   });
 
   it('answers 200 when every item succeeds', async () => {
@@ -355,3 +405,5 @@ describe('encrypt/:name: per-request work', () => {
     expect(data(await r.h.request('read', 'keys/k'))['min_encryption_version']).toBe(1);
   });
 });
+
+afterAll(() => sealPool.stop());

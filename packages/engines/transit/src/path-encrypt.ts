@@ -2,11 +2,11 @@ import {
   BadRequestError, definePath, type BackendRequest, type BackendResponse, type FieldData, type PathDefinition,
 } from '@strongroom/core';
 import { batchReply, itemInt, itemString, parseBatchInput, parsePartialFailureCode, type ItemOutcome } from './batch';
-import { sealBatch } from './batch-seal';
+import { POOLED_BATCH_MIN_ITEMS, sealOnPool, type PooledItem } from './batch-seal';
 import { decodeBase64, decodeOptionalBase64 } from './codec';
-import { isAeadKeyType, isKeyType } from './crypto';
-import { encryptWithKey, isSealJob, prepareEncryption, type EncryptInput, type SealJob } from './encryption';
-import { generateKeyPolicy, type KeyPolicy } from './key-policy';
+import { isAeadKeyType, isKeyType, type AeadKeyType } from './crypto';
+import { encryptionVersion, encryptWithKey, type EncryptInput } from './encryption';
+import { generateKeyPolicy, type KeyPolicy, type KeyVersion } from './key-policy';
 import { loadKeysConfig } from './key-store';
 import { KEY_NAME, type TransitContext } from './transit-context';
 
@@ -75,33 +75,68 @@ function encryptOne(policy: KeyPolicy, item: EncryptItem): Record<string, unknow
   return { ciphertext: result.ciphertext, key_version: result.keyVersion };
 }
 
+/** One batch item on this thread: checked, prepared and sealed, or that item's error. */
+function encryptHere(policy: KeyPolicy, item: EncryptItem, contextGiven: boolean): ItemOutcome {
+  try {
+    // A batch either derives every item or none, which is what decided upsert's `derived`.
+    if ((item.context !== '') !== contextGiven) {
+      throw new BadRequestError('invalid value for "context": give a context in every batch item or in none');
+    }
+    return { ok: encryptOne(policy, item) };
+  } catch (error) {
+    return { error };
+  }
+}
+
 /**
- * A batch's items: each checked and prepared in order (a failure is that item's error), then
- * sealed together, so that a large batch can share the work with the helper thread.
+ * Whether the key's encryptions can go to the seal pool: an AEAD key used as stored, with a
+ * fresh random nonce each time (not derived, so not convergent either).
+ */
+function poolable(policy: KeyPolicy): boolean {
+  return isAeadKeyType(policy.type) && policy.spec.supportsEncryption && !policy.derived && !policy.convergentEncryption;
+}
+
+/**
+ * A batch's items, in order, each failure that item's error. In a large batch the items that
+ * need nothing but the key version (no context, nonce or associated data) go to the seal pool,
+ * which decodes, seals and formats them on the other cores; an item the pool cannot do (its
+ * version is refused, its plaintext is not base64) is done here, so every error is the one the
+ * single-item path gives, from the same code.
  */
 async function encryptItems(policy: KeyPolicy, items: readonly EncryptItem[], contextGiven: boolean): Promise<ItemOutcome[]> {
   const outcomes = new Array<ItemOutcome>(items.length);
-  const jobs = new Array<SealJob | undefined>(items.length);
+  const pooled = !contextGiven && items.length >= POOLED_BATCH_MIN_ITEMS && poolable(policy);
+  const handed: PooledItem[] = [];
+  const handedIndex: number[] = [];
+  let lastRequested = -1;
+  let lastVersion: KeyVersion | null = null;
   for (let i = 0; i < items.length; i++) {
     const item = items[i] as EncryptItem;
-    try {
-      // A batch either derives every item or none, which is what decided upsert's `derived`.
-      if ((item.context !== '') !== contextGiven) {
-        throw new BadRequestError('invalid value for "context": give a context in every batch item or in none');
+    if (pooled && item.context === '' && item.nonce === '' && item.associatedData === '') {
+      if (item.keyVersion !== lastRequested) {
+        lastRequested = item.keyVersion;
+        try {
+          lastVersion = encryptionVersion(policy, item.keyVersion);
+        } catch {
+          lastVersion = null;
+        }
       }
-      const prepared = prepareEncryption(policy, encryptInput(item));
-      if (isSealJob(prepared)) jobs[i] = prepared;
-      else outcomes[i] = { ok: { ciphertext: prepared.ciphertext, key_version: prepared.keyVersion } };
-    } catch (error) {
-      outcomes[i] = { error };
+      if (lastVersion?.key) {
+        handed.push({ plaintext: item.plaintext, version: lastVersion.version, key: lastVersion.key });
+        handedIndex.push(i);
+        continue;
+      }
     }
+    outcomes[i] = encryptHere(policy, item, contextGiven);
   }
-  const sealed = await sealBatch(jobs);
-  for (let i = 0; i < items.length; i++) {
-    const job = jobs[i];
-    const result = sealed[i];
-    if (!job || !result) continue;
-    outcomes[i] = 'ciphertext' in result ? { ok: { ciphertext: result.ciphertext, key_version: job.version } } : { error: result.error };
+  if (handed.length === 0) return outcomes;
+  const sealed = await sealOnPool(policy.type as AeadKeyType, handed);
+  for (let k = 0; k < handed.length; k++) {
+    const i = handedIndex[k] as number;
+    const ciphertext = sealed[k];
+    outcomes[i] = ciphertext !== undefined
+      ? { ok: { ciphertext, key_version: (handed[k] as PooledItem).version } }
+      : encryptHere(policy, items[i] as EncryptItem, contextGiven);
   }
   return outcomes;
 }

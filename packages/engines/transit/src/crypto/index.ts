@@ -9,7 +9,6 @@ export type {
   AeadKeyType, AsymmetricKeyType, EcdsaKeyType, KeyFamily, KeyMaterial, KeyType, KeyTypeInfo, RsaKeyType,
 } from './key-types';
 export { AEAD_NONCE_SIZE, AEAD_TAG_SIZE, aeadDecrypt, aeadEncrypt } from './aead';
-export { sealThread } from './seal-thread';
 export type { AeadDecryptOptions, AeadEncryptOptions } from './aead';
 export {
   KDF_BY_NUMBER, KDF_NUMBER,
