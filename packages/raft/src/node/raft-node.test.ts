@@ -206,6 +206,29 @@ describe('RaftNode on a single-node cluster', () => {
     expect(keys).toEqual(['dx']);
   });
 
+  it('streams a snapshot straight from the state, at one point of the log, without writing a snapshot file', async () => {
+    const node = await start();
+    await Promise.all(Array.from({ length: 300 }, (_, i) => node.propose(put(`before/${String(i).padStart(3, '0')}`, 'v'.repeat(16384)))));
+    // Nobody reads yet: the stream stalls after its first buffers while writes go on.
+    const out = new PassThrough({ highWaterMark: 1 });
+    const written = node.writeSnapshot(out);
+    await waitFor(() => out.readableLength > 0, 'the first bytes');
+    await node.propose(put('after', 'not in the snapshot'));
+    await node.propose(put('before/000', 'changed after the snapshot'));
+    const chunks: Buffer[] = [];
+    out.on('data', (c: Buffer) => chunks.push(c));
+    const meta = await written;
+    const reader = new SnapshotReader((async function* () { yield Buffer.concat(chunks); })());
+    expect((await reader.header()).index).toBe(meta.index);
+    const records = new Map<string, string>();
+    for await (const batch of reader.records()) for (const [k, v] of batch) records.set(k.toString(), v.toString());
+    expect(records.size).toBe(300);
+    expect(records.get('dbefore/000')).toBe('v'.repeat(16384));
+    expect(records.has('dafter')).toBe(false);
+    expect((await readdir(join(dir, 'snapshots'))).filter((n) => n.endsWith('.snap'))).toEqual([]);
+    expect(node.stats().snapshotsTaken).toBe(0);
+  });
+
   it('restores a snapshot over the current data', async () => {
     const node = await start();
     await node.propose(put('keep/me', 'from the snapshot'));

@@ -65,6 +65,8 @@ export interface StateView {
   header: Omit<SnapshotHeader, 'conf'>;
   /** Records in key order, in batches; close the view by finishing or breaking the iteration. */
   records: AsyncIterable<Array<[Buffer, Buffer]>>;
+  /** Ends a view whose records may never be read, such as a stream whose reader went away first. */
+  close(): Promise<void>;
 }
 
 const BATCH = 1024;
@@ -408,6 +410,7 @@ export class StateMachine {
           await it.close();
         }
       })(),
+      close: () => it.close(),
     };
   }
 
