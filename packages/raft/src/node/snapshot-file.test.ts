@@ -76,6 +76,11 @@ describe('snapshot files', () => {
     const streamed: Buffer[] = [];
     for await (const chunk of snapshotStream(V1_HEADER, (async function* () { yield* V1_BATCHES; yield []; })())) streamed.push(chunk as Buffer);
     expect(Buffer.concat(streamed).equals(V1_BYTES)).toBe(true);
+    // Keys given as strings (as a state view hands them out) are their UTF-8 bytes.
+    const asStrings = V1_BATCHES.map((batch) => batch.map(([k, v]) => [k.toString('utf8'), v] as const));
+    const fromStrings: Buffer[] = [];
+    for await (const chunk of snapshotStream(V1_HEADER, (async function* () { yield* asStrings; })())) fromStrings.push(chunk as Buffer);
+    expect(Buffer.concat(fromStrings).equals(V1_BYTES)).toBe(true);
     const read = await readAll(stream(V1_BYTES));
     expect(read.header).toEqual(V1_HEADER);
     expect(read.records).toEqual(V1_BATCHES.flat().map(([k, v]) => [k.toString(), v.toString('hex')]));

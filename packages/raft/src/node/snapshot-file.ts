@@ -156,20 +156,27 @@ export class SnapshotEncoder {
     return this.hashed(out);
   }
 
-  /** A batch of records in one buffer, not three pieces each. */
-  records(records: ReadonlyArray<readonly [Uint8Array, Uint8Array]>): Buffer {
+  /** A batch of records in one buffer, not three pieces each. A string key is written as UTF-8. */
+  records(records: ReadonlyArray<readonly [SnapshotKey, Uint8Array]>): Buffer {
     let size = 0;
-    for (const [key, value] of records) size += 8 + key.byteLength + value.byteLength;
+    // A UTF-16 code unit takes at most 3 bytes of UTF-8: room enough without measuring each key.
+    for (const [key, value] of records) size += 8 + (typeof key === 'string' ? key.length * 3 : key.byteLength) + value.byteLength;
     const out = Buffer.allocUnsafe(size);
     let at = 0;
     for (const [key, value] of records) {
-      out.writeUInt32BE(key.byteLength, at);
+      let keyLen: number;
+      if (typeof key === 'string') {
+        keyLen = writeUtf8(out, key, at + 8);
+      } else {
+        out.set(key, at + 8);
+        keyLen = key.byteLength;
+      }
+      out.writeUInt32BE(keyLen, at);
       out.writeUInt32BE(value.byteLength, at + 4);
-      out.set(key, at + 8);
-      out.set(value, at + 8 + key.byteLength);
-      at += 8 + key.byteLength + value.byteLength;
+      out.set(value, at + 8 + keyLen);
+      at += 8 + keyLen + value.byteLength;
     }
-    return this.hashed(out);
+    return this.hashed(out.subarray(0, at));
   }
 
   /** The end marker and the trailer; nothing may follow. */
@@ -187,12 +194,26 @@ export class SnapshotEncoder {
   }
 }
 
+/** A record's key: its bytes, or a string whose UTF-8 encoding they are. */
+export type SnapshotKey = string | Uint8Array;
+
+/** Writes `key` as UTF-8 at `at`, returning the bytes written; keys are mostly ASCII, done here without a call into C++. */
+function writeUtf8(out: Buffer, key: string, at: number): number {
+  const n = key.length;
+  for (let i = 0; i < n; i++) {
+    const c = key.charCodeAt(i);
+    if (c >= 0x80) return out.write(key, at, 'utf8');
+    out[at + i] = c;
+  }
+  return n;
+}
+
 /**
  * A snapshot as a stream, straight from a state view's batches: one buffer per batch, read only
  * as fast as the consumer takes them, so at most a batch or two is in memory whatever the size.
  * Destroying the stream ends the iteration (and so releases the view).
  */
-export function snapshotStream(header: SnapshotHeader, records: AsyncIterable<ReadonlyArray<readonly [Uint8Array, Uint8Array]>>): Readable {
+export function snapshotStream(header: SnapshotHeader, records: AsyncIterable<ReadonlyArray<readonly [SnapshotKey, Uint8Array]>>): Readable {
   const encoder = new SnapshotEncoder();
   return Readable.from((async function* () {
     yield encoder.head(header);
@@ -219,7 +240,7 @@ export class SnapshotWriter {
   }
 
   /** Appends records (a state view's batch). */
-  async add(records: ReadonlyArray<readonly [Uint8Array, Uint8Array]>): Promise<void> {
+  async add(records: ReadonlyArray<readonly [SnapshotKey, Uint8Array]>): Promise<void> {
     this.push(this.encoder.records(records));
     if (this.pending >= FLUSH_BYTES) await this.flush();
   }
