@@ -8,6 +8,7 @@ import { WalLogStore } from './wal-log-store';
 import { MemoryNetwork } from './memory-transport';
 import { RaftNode, type RaftNodeOptions } from './raft-node';
 import { SnapshotReader } from './snapshot-file';
+import { StateMachine } from './state-machine';
 import { FAST, tempDir, waitFor } from './test-support/cluster';
 
 const put = (key: string, value: string) => encodeTxn([{ type: 'put', key, value: Buffer.from(value) }]);
@@ -227,6 +228,20 @@ describe('RaftNode on a single-node cluster', () => {
     expect(records.has('dafter')).toBe(false);
     expect((await readdir(join(dir, 'snapshots'))).filter((n) => n.endsWith('.snap'))).toEqual([]);
     expect(node.stats().snapshotsTaken).toBe(0);
+  });
+
+  it('fails only the stream when its view cannot be taken, not the node', async () => {
+    const node = await start();
+    const view = jest.spyOn(StateMachine.prototype, 'view').mockImplementationOnce(() => {
+      throw new Error('no view today');
+    });
+    try {
+      await expect(node.writeSnapshot(new PassThrough())).rejects.toThrow('no view today');
+    } finally {
+      view.mockRestore();
+    }
+    expect(await node.propose(put('still', 'working'))).toBe(true);
+    expect((await node.get('still'))?.toString()).toBe('working');
   });
 
   it('restores a snapshot over the current data', async () => {

@@ -724,8 +724,13 @@ export class RaftNode {
     if (this.viewWaiters.length > 0) {
       const conf = this.core.status().conf;
       for (const w of this.viewWaiters.splice(0)) {
-        const view = this.sm.view();
-        w.resolve({ header: { ...view.header, conf }, view });
+        // A view that cannot be taken fails its stream, not the node.
+        try {
+          const view = this.sm.view();
+          w.resolve({ header: { ...view.header, conf }, view });
+        } catch (err) {
+          w.reject(err);
+        }
       }
     }
     const done = this.compaction;
