@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { rm, readdir } from 'node:fs/promises';
+import { readFile, rm, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { FakeClock } from '@strongroom/base';
@@ -228,6 +228,39 @@ describe('RaftNode on a single-node cluster', () => {
     expect(records.has('dafter')).toBe(false);
     expect((await readdir(join(dir, 'snapshots'))).filter((n) => n.endsWith('.snap'))).toEqual([]);
     expect(node.stats().snapshotsTaken).toBe(0);
+  });
+
+  it('streams the newest snapshot file rather than scanning when it holds the state as applied now', async () => {
+    const node = await start();
+    await node.propose(put('x', '1'));
+    // The leader records its own address meanwhile: until it is applied, a file can fall behind.
+    let meta = await node.snapshot();
+    await waitFor(async () => {
+      meta = await node.snapshot();
+      return node.applied === meta.index;
+    }, 'a snapshot file of the state as applied');
+    const file = await readFile(join(dir, 'snapshots', `snapshot-${String(meta.index).padStart(16, '0')}-${meta.term}.snap`));
+    const view = jest.spyOn(StateMachine.prototype, 'view');
+    const take = async (): Promise<Buffer> => {
+      const out = new PassThrough();
+      const chunks: Buffer[] = [];
+      out.on('data', (c: Buffer) => chunks.push(c));
+      await node.writeSnapshot(out);
+      return Buffer.concat(chunks);
+    };
+    try {
+      expect((await take()).equals(file)).toBe(true);
+      expect(view).not.toHaveBeenCalled();
+      expect(node.applied).toBe(meta.index);
+      // One more write, and the file no longer is the state: a view is scanned.
+      await node.propose(put('y', '2'));
+      const keys: string[] = [];
+      for await (const batch of new SnapshotReader(PassThrough.from([await take()])).records()) for (const [k] of batch) keys.push(k.toString());
+      expect(keys).toEqual(['dx', 'dy']);
+      expect(view).toHaveBeenCalledTimes(1);
+    } finally {
+      view.mockRestore();
+    }
   });
 
   it('fails only the stream when its view cannot be taken, not the node', async () => {
