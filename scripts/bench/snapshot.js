@@ -176,11 +176,13 @@ async function measureStage({ api, work, s3Url, sampler, keys }) {
   progress(`${label}: settling, then the baseline RSS`);
   const baseline = await baselineRss(sampler);
   const localDir = path.join(work, 'snapshots');
-  const local = summarize(await takeSnapshots(api, 'bench-local', {
+  const localSnaps = await takeSnapshots(api, 'bench-local', {
     interval: 1, retain: 1, path_prefix: localDir, storage_type: 'local', local_max_space: 1e12,
-  }, sampler));
+  }, sampler);
+  const local = summarize(localSnaps);
   // The raw write blocks this process, so it runs between snapshots, never during one.
-  const raw = median(Array.from({ length: SNAPSHOTS }, () => sequentialWriteRate(work, local.bytes).mbps));
+  const raws = Array.from({ length: SNAPSHOTS }, () => sequentialWriteRate(work, local.bytes).mbps);
+  const raw = median(raws);
   const s3 = summarize(await takeSnapshots(api, 'bench-s3', {
     interval: 1, retain: 1, path_prefix: 'bench/', storage_type: 'cloud1-objstore',
     cloud1_objstore_bucket: 'bench', cloud1_objstore_region: 'us-east-1', cloud1_objstore_endpoint: s3Url,
@@ -193,6 +195,9 @@ async function measureStage({ api, work, s3Url, sampler, keys }) {
   const speed = (r) => `${fmt(r.mbps)} MB/s (${fmt(r.bytes / MB)} MB in ${fmt(r.seconds, 2)} s), raw disk write ${fmt(raw)} MB/s, ratio ${fmt(r.mbps / raw, 2)}`;
   line(`snapshot stream read and dropped, ${label}`, `${fmt(stream)} MB/s (GET sys/storage/raft/snapshot, no destination)`);
   line(`snapshot to local disk, ${label}`, speed(local));
+  // Round i's snapshot next to round i's raw write: a machine busy in one round shows up as one outlier.
+  line('  per round, local / raw disk write', localSnaps.map((r, i) => fmt(r.bytes / MB / r.seconds / raws[i], 2)).join(', '));
+  line('  per round, stream', `${streams.map((r) => fmt(r)).join(', ')} MB/s`);
   line(`snapshot to S3 emulator, ${label}`, speed(s3));
   const over = (r, kind) => (r.peak[kind] - baseline[kind]) / MB;
   line(`peak RSS over baseline, ${label}`,
@@ -260,6 +265,8 @@ async function runSnapshotBench({ keys }) {
     ratio('snapshot to local disk MB/s / raw disk write MB/s', full.local.mbps, full.raw);
     ratio('snapshot to S3 emulator MB/s / raw disk write MB/s', full.s3.mbps, full.raw);
     ratio('snapshot to local disk MB/s / snapshot stream read and dropped', full.local.mbps, full.stream);
+    // Per byte: a stream that slows as the state grows shows here below 1.
+    ratio(`snapshot stream MB/s, ${count(full.keys)} keys / ${count(small.keys)} keys`, full.stream, small.stream);
     ratio('peak RSS over baseline / snapshot size, local', full.rss.local, full.bytes / MB);
     ratio('peak RSS over baseline / snapshot size, S3', full.rss.s3, full.bytes / MB);
     if (!Number.isNaN(full.anon.local)) {

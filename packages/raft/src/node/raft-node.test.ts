@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { rm, readdir } from 'node:fs/promises';
+import { readFile, rm, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { FakeClock } from '@strongroom/base';
@@ -8,6 +8,7 @@ import { WalLogStore } from './wal-log-store';
 import { MemoryNetwork } from './memory-transport';
 import { RaftNode, type RaftNodeOptions } from './raft-node';
 import { SnapshotReader } from './snapshot-file';
+import { StateMachine } from './state-machine';
 import { FAST, tempDir, waitFor } from './test-support/cluster';
 
 const put = (key: string, value: string) => encodeTxn([{ type: 'put', key, value: Buffer.from(value) }]);
@@ -204,6 +205,76 @@ describe('RaftNode on a single-node cluster', () => {
     expect((await reader.header()).conf).toEqual({ voters: ['n1'], learners: [] });
     for await (const batch of reader.records()) for (const [k] of batch) keys.push(k.toString());
     expect(keys).toEqual(['dx']);
+  });
+
+  it('streams a snapshot straight from the state, at one point of the log, without writing a snapshot file', async () => {
+    const node = await start();
+    await Promise.all(Array.from({ length: 300 }, (_, i) => node.propose(put(`before/${String(i).padStart(3, '0')}`, 'v'.repeat(16384)))));
+    // Nobody reads yet: the stream stalls after its first buffers while writes go on.
+    const out = new PassThrough({ highWaterMark: 1 });
+    const written = node.writeSnapshot(out);
+    await waitFor(() => out.readableLength > 0, 'the first bytes');
+    await node.propose(put('after', 'not in the snapshot'));
+    await node.propose(put('before/000', 'changed after the snapshot'));
+    const chunks: Buffer[] = [];
+    out.on('data', (c: Buffer) => chunks.push(c));
+    const meta = await written;
+    const reader = new SnapshotReader((async function* () { yield Buffer.concat(chunks); })());
+    expect((await reader.header()).index).toBe(meta.index);
+    const records = new Map<string, string>();
+    for await (const batch of reader.records()) for (const [k, v] of batch) records.set(k.toString(), v.toString());
+    expect(records.size).toBe(300);
+    expect(records.get('dbefore/000')).toBe('v'.repeat(16384));
+    expect(records.has('dafter')).toBe(false);
+    expect((await readdir(join(dir, 'snapshots'))).filter((n) => n.endsWith('.snap'))).toEqual([]);
+    expect(node.stats().snapshotsTaken).toBe(0);
+  });
+
+  it('streams the newest snapshot file rather than scanning when it holds the state as applied now', async () => {
+    const node = await start();
+    await node.propose(put('x', '1'));
+    // The leader records its own address meanwhile: until it is applied, a file can fall behind.
+    let meta = await node.snapshot();
+    await waitFor(async () => {
+      meta = await node.snapshot();
+      return node.applied === meta.index;
+    }, 'a snapshot file of the state as applied');
+    const file = await readFile(join(dir, 'snapshots', `snapshot-${String(meta.index).padStart(16, '0')}-${meta.term}.snap`));
+    const view = jest.spyOn(StateMachine.prototype, 'view');
+    const take = async (): Promise<Buffer> => {
+      const out = new PassThrough();
+      const chunks: Buffer[] = [];
+      out.on('data', (c: Buffer) => chunks.push(c));
+      await node.writeSnapshot(out);
+      return Buffer.concat(chunks);
+    };
+    try {
+      expect((await take()).equals(file)).toBe(true);
+      expect(view).not.toHaveBeenCalled();
+      expect(node.applied).toBe(meta.index);
+      // One more write, and the file no longer is the state: a view is scanned.
+      await node.propose(put('y', '2'));
+      const keys: string[] = [];
+      for await (const batch of new SnapshotReader(PassThrough.from([await take()])).records()) for (const [k] of batch) keys.push(k.toString());
+      expect(keys).toEqual(['dx', 'dy']);
+      expect(view).toHaveBeenCalledTimes(1);
+    } finally {
+      view.mockRestore();
+    }
+  });
+
+  it('fails only the stream when its view cannot be taken, not the node', async () => {
+    const node = await start();
+    const view = jest.spyOn(StateMachine.prototype, 'view').mockImplementationOnce(() => {
+      throw new Error('no view today');
+    });
+    try {
+      await expect(node.writeSnapshot(new PassThrough())).rejects.toThrow('no view today');
+    } finally {
+      view.mockRestore();
+    }
+    expect(await node.propose(put('still', 'working'))).toBe(true);
+    expect((await node.get('still'))?.toString()).toBe('working');
   });
 
   it('restores a snapshot over the current data', async () => {

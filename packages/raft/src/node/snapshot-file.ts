@@ -2,6 +2,7 @@ import { createHash, randomBytes, type Hash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open, readdir, rename, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import type { NodeId, SnapshotMeta } from '../core/types';
 import { makeDir } from './make-dir';
 
@@ -137,11 +138,95 @@ export class SnapshotReader {
   }
 }
 
+/**
+ * Makes the bytes of the format, front to back, hashing each piece as it is made: the file a
+ * node keeps and the stream an operator downloads come out of the same code, so they cannot differ.
+ */
+export class SnapshotEncoder {
+  private readonly hash: Hash = createHash('sha256');
+
+  /** Magic, version, header length and the JSON header. */
+  head(header: SnapshotHeader): Buffer {
+    const json = Buffer.from(JSON.stringify(header), 'utf8');
+    const out = Buffer.allocUnsafe(12 + json.length);
+    MAGIC.copy(out, 0);
+    out.writeUInt16BE(VERSION, 6);
+    out.writeUInt32BE(json.length, 8);
+    json.copy(out, 12);
+    return this.hashed(out);
+  }
+
+  /** A batch of records in one buffer, not three pieces each. A string key is written as UTF-8. */
+  records(records: ReadonlyArray<readonly [SnapshotKey, Uint8Array]>): Buffer {
+    let size = 0;
+    // A UTF-16 code unit takes at most 3 bytes of UTF-8: room enough without measuring each key.
+    for (const [key, value] of records) size += 8 + (typeof key === 'string' ? key.length * 3 : key.byteLength) + value.byteLength;
+    const out = Buffer.allocUnsafe(size);
+    let at = 0;
+    for (const [key, value] of records) {
+      let keyLen: number;
+      if (typeof key === 'string') {
+        keyLen = writeUtf8(out, key, at + 8);
+      } else {
+        out.set(key, at + 8);
+        keyLen = key.byteLength;
+      }
+      out.writeUInt32BE(keyLen, at);
+      out.writeUInt32BE(value.byteLength, at + 4);
+      out.set(value, at + 8 + keyLen);
+      at += 8 + keyLen + value.byteLength;
+    }
+    return this.hashed(out.subarray(0, at));
+  }
+
+  /** The end marker and the trailer; nothing may follow. */
+  end(): Buffer {
+    const out = Buffer.allocUnsafe(4 + 32);
+    out.writeUInt32BE(END, 0);
+    this.hash.update(out.subarray(0, 4));
+    this.hash.digest().copy(out, 4);
+    return out;
+  }
+
+  private hashed(bytes: Buffer): Buffer {
+    this.hash.update(bytes);
+    return bytes;
+  }
+}
+
+/** A record's key: its bytes, or a string whose UTF-8 encoding they are. */
+export type SnapshotKey = string | Uint8Array;
+
+/** Writes `key` as UTF-8 at `at`, returning the bytes written; keys are mostly ASCII, done here without a call into C++. */
+function writeUtf8(out: Buffer, key: string, at: number): number {
+  const n = key.length;
+  for (let i = 0; i < n; i++) {
+    const c = key.charCodeAt(i);
+    if (c >= 0x80) return out.write(key, at, 'utf8');
+    out[at + i] = c;
+  }
+  return n;
+}
+
+/**
+ * A snapshot as a stream, straight from a state view's batches: one buffer per batch, read only
+ * as fast as the consumer takes them, so at most a batch or two is in memory whatever the size.
+ * Destroying the stream ends the iteration (and so releases the view).
+ */
+export function snapshotStream(header: SnapshotHeader, records: AsyncIterable<ReadonlyArray<readonly [SnapshotKey, Uint8Array]>>): Readable {
+  const encoder = new SnapshotEncoder();
+  return Readable.from((async function* () {
+    yield encoder.head(header);
+    for await (const batch of records) if (batch.length > 0) yield encoder.records(batch);
+    yield encoder.end();
+  })(), { objectMode: false, highWaterMark: FLUSH_BYTES });
+}
+
 /** Writes one snapshot file; nothing is visible under the final name until `finish`. */
 export class SnapshotWriter {
   private parts: Buffer[] = [];
   private pending = 0;
-  private readonly hash: Hash = createHash('sha256');
+  private readonly encoder = new SnapshotEncoder();
 
   private constructor(
     private readonly fh: FileHandle,
@@ -150,40 +235,20 @@ export class SnapshotWriter {
 
   static async create(tempPath: string, header: SnapshotHeader): Promise<SnapshotWriter> {
     const writer = new SnapshotWriter(await open(tempPath, 'w'), tempPath);
-    const json = Buffer.from(JSON.stringify(header), 'utf8');
-    const head = Buffer.allocUnsafe(12);
-    MAGIC.copy(head, 0);
-    head.writeUInt16BE(VERSION, 6);
-    head.writeUInt32BE(json.length, 8);
-    writer.push(head);
-    writer.push(json);
+    writer.push(writer.encoder.head(header));
     return writer;
   }
 
-  /** Appends records (a state view's batch): encoded into one buffer, not three pieces each. */
-  async add(records: ReadonlyArray<readonly [Uint8Array, Uint8Array]>): Promise<void> {
-    let size = 0;
-    for (const [key, value] of records) size += 8 + key.byteLength + value.byteLength;
-    const out = Buffer.allocUnsafe(size);
-    let at = 0;
-    for (const [key, value] of records) {
-      out.writeUInt32BE(key.byteLength, at);
-      out.writeUInt32BE(value.byteLength, at + 4);
-      out.set(key, at + 8);
-      out.set(value, at + 8 + key.byteLength);
-      at += 8 + key.byteLength + value.byteLength;
-    }
-    this.push(out);
+  /** Appends records (a state view's batch). */
+  async add(records: ReadonlyArray<readonly [SnapshotKey, Uint8Array]>): Promise<void> {
+    this.push(this.encoder.records(records));
     if (this.pending >= FLUSH_BYTES) await this.flush();
   }
 
   /** Ends the file, makes it durable and renames it to `path`. */
   async finish(path: string): Promise<void> {
-    const end = Buffer.allocUnsafe(4);
-    end.writeUInt32BE(END, 0);
-    this.push(end);
+    this.push(this.encoder.end());
     await this.flush();
-    await this.fh.write(this.hash.digest());
     await this.fh.sync();
     await this.fh.close();
     await rename(this.tempPath, path);
@@ -194,18 +259,16 @@ export class SnapshotWriter {
     await rm(this.tempPath, { force: true });
   }
 
-  private push(bytes: Uint8Array): void {
-    const b = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    this.parts.push(b);
-    this.pending += b.length;
+  private push(bytes: Buffer): void {
+    this.parts.push(bytes);
+    this.pending += bytes.length;
   }
 
   private async flush(): Promise<void> {
     if (this.pending === 0) return;
-    const data = Buffer.concat(this.parts, this.pending);
+    const data = this.parts.length === 1 ? this.parts[0] as Buffer : Buffer.concat(this.parts, this.pending);
     this.parts = [];
     this.pending = 0;
-    this.hash.update(data);
     await this.fh.write(data);
   }
 }

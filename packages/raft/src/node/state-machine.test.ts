@@ -149,6 +149,23 @@ describe('StateMachine', () => {
     expect(sizes).toEqual([200]);
   });
 
+  it('hands out every key of a view as its exact bytes, even keys a restored snapshot holds that are not UTF-8', async () => {
+    // Runs of such keys, between UTF-8 ones and across the view's batches, and a key that is
+    // U+FFFD itself (valid UTF-8, the same character a bad byte decodes to).
+    const keys: Buffer[] = [Buffer.from('d\uFFFD'), Buffer.from([0x64, 0xc0, 0xaf])];
+    for (let i = 0; i < 2500; i++) {
+      const name = Buffer.from(`dk/${String(i).padStart(4, '0')}`);
+      keys.push(i % 700 < 300 && i % 5 !== 0 ? Buffer.concat([name, Buffer.from([0xff, i % 256])]) : name);
+    }
+    keys.push(Buffer.from('r' + 'ab'.repeat(16) + '00000000'));
+    await sm.replace((async function* () {
+      yield keys.map((k, i): [Buffer, Buffer] => [k, Buffer.from(String(i))]);
+    })(), 5, 1, new Map());
+    const seen: Buffer[] = [];
+    for await (const batch of sm.view().records) for (const [k] of batch) seen.push(typeof k === 'string' ? Buffer.from(k) : Buffer.from(k));
+    expect(seen.map((k) => k.toString('hex'))).toEqual([...keys].sort(Buffer.compare).map((k) => k.toString('hex')));
+  });
+
   it('scans the data at one applied index, agreeing with it even when taken while a batch is being written', async () => {
     await sm.apply([txnEntry(1, [put('a', '1'), put('b', '1')]), { index: 2, term: 1, type: 'normal', data: encodeRestoreChunk('f'.repeat(32), 0, Buffer.from('staged')) }]);
     for (let i = 3; i < 43; i++) {

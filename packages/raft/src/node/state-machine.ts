@@ -10,7 +10,7 @@ import type { Entry, NodeId } from '../core/types';
 import { decodeCommand, type Command } from './command';
 import { openLevel } from './level';
 import { readUint64, writeUint64 } from './log-store';
-import { SnapshotReader, syncDir, type SnapshotHeader } from './snapshot-file';
+import { SnapshotReader, syncDir, type SnapshotHeader, type SnapshotKey } from './snapshot-file';
 
 /*
  * Keys of the state machine's LevelDB (UTF-8):
@@ -63,8 +63,14 @@ export interface StateScan {
 export interface StateView {
   /** The snapshot header but for `conf`, which the core knows (the runtime adds it). */
   header: Omit<SnapshotHeader, 'conf'>;
-  /** Records in key order, in batches; close the view by finishing or breaking the iteration. */
-  records: AsyncIterable<Array<[Buffer, Buffer]>>;
+  /**
+   * Records in key order, in batches; close the view by finishing or breaking the iteration. A
+   * key comes as the string LevelDB decodes, which costs far less than a Buffer per record (about
+   * a third of a scan's CPU), except a key that is not UTF-8, which comes as its bytes.
+   */
+  records: AsyncIterable<Array<[SnapshotKey, Buffer]>>;
+  /** Ends a view whose records may never be read, such as a stream whose reader went away first. */
+  close(): Promise<void>;
 }
 
 const BATCH = 1024;
@@ -391,23 +397,48 @@ export class StateMachine {
    * loop does): the iterator is created synchronously, so it sees exactly that state.
    */
   view(): StateView {
+    const db = this.db;
+    // Explicit, so the rare key read a second time as bytes (below) comes from the same state.
+    const snapshot = db.snapshot();
     // Batches of up to 1 MiB rather than LevelDB's default 16 KiB: each batch is a trip through
     // the thread pool, and a snapshot reads the whole state.
-    const it = this.db.iterator<Buffer, Buffer>({ gte: RECORDS_FROM, keyEncoding: 'buffer', highWaterMarkBytes: VIEW_BATCH_BYTES });
+    const it = db.iterator<string, Buffer>({ gte: DATA, snapshot, highWaterMarkBytes: VIEW_BATCH_BYTES });
     const header = { index: this.appliedIndex, term: this.appliedTermValue, addresses: Object.fromEntries(this.addressMap) };
+    let closing: Promise<void> | undefined;
+    const close = () => (closing ??= it.close().finally(() => snapshot.close()));
     return {
       header,
       records: (async function* () {
+        // The newest key passed on whose bytes are known: a re-read starts just after it.
+        let after: Buffer | string | undefined;
         try {
           for (;;) {
-            const batch = await it.nextv(BATCH);
+            const batch: Array<[SnapshotKey, Buffer]> = await it.nextv(BATCH);
             if (batch.length === 0) return;
+            for (let i = 0; i < batch.length; i++) {
+              const key = batch[i]![0] as string;
+              if (!key.includes('\uFFFD')) {
+                after = key;
+                continue;
+              }
+              // LevelDB decodes bytes that are not UTF-8 to U+FFFD, which encodes back to other
+              // bytes: only a restored snapshot can hold such keys, and each run of keys that may
+              // be one is read again as bytes.
+              let end = i + 1;
+              while (end < batch.length && (batch[end]![0] as string).includes('\uFFFD')) end++;
+              const from = after === undefined ? { gte: RECORDS_FROM } : { gt: typeof after === 'string' ? Buffer.from(after, 'utf8') : after };
+              const exact = await db.keys<Buffer>({ ...from, keyEncoding: 'buffer', snapshot, limit: end - i }).all();
+              for (let j = i; j < end; j++) batch[j]![0] = exact[j - i]!;
+              after = exact[exact.length - 1];
+              i = end - 1;
+            }
             yield batch;
           }
         } finally {
-          await it.close();
+          await close();
         }
       })(),
+      close,
     };
   }
 
