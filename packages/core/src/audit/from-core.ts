@@ -75,7 +75,11 @@ export function auditResponseOf(resp: BackendResponse | null, extras: AuditRespo
   const out: AuditResponse = status === undefined ? {} : { status };
   if (!resp) return out;
   if (resp.raw) {
-    out.data = { http_status_code: resp.raw.status, http_content_type: 'application/json', http_raw_body: JSON.stringify(resp.raw.body) };
+    const body = resp.raw.body;
+    // A streamed or binary body (a Raft snapshot) is not the client's JSON: its bytes stay out of the log.
+    out.data = isBinary(body)
+      ? { http_status_code: resp.raw.status, http_content_type: 'application/octet-stream' }
+      : { http_status_code: resp.raw.status, http_content_type: 'application/json', http_raw_body: JSON.stringify(body) };
     return out;
   }
   if (extras.wrapInfo) {
@@ -92,4 +96,8 @@ export function auditResponseOf(resp: BackendResponse | null, extras: AuditRespo
 /** The text an entry's `error` carries: the message the client was answered with. */
 export function auditErrorOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+function isBinary(body: unknown): boolean {
+  return Buffer.isBuffer(body) || body instanceof Uint8Array || typeof (body as { pipe?: unknown } | null)?.pipe === 'function';
 }

@@ -5,6 +5,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { FakeClock } from '../clock';
 import { StrongroomError } from '../errors';
 import { BackendHarness } from '../framework/testing';
@@ -200,5 +201,16 @@ describe('auditing requests end to end', () => {
     expect(entry?.['response']['data']).toEqual({
       http_status_code: 200, http_content_type: broker.hash('file', 'application/json'), http_raw_body: broker.hash('file', '{"initialized":true}'),
     });
+  });
+
+  it('records a streamed raw reply (a snapshot) by status and content type, without its bytes', async () => {
+    await broker.enable('file', 'file', '', { file_path: file }, false);
+    const body = Readable.from([Buffer.from('snapshot bytes')]);
+    await broker.logResponse({
+      request: { id: 's', operation: 'read', path: 'sys/storage/raft/snapshot', mountType: 'system' },
+      response: auditResponseOf({ raw: { status: 200, body } }),
+    });
+    const [entry] = await entries();
+    expect(entry?.['response']['data']).toEqual({ http_status_code: 200, http_content_type: broker.hash('file', 'application/octet-stream') });
   });
 });
