@@ -2,7 +2,7 @@
 // `node scripts/bench/run.js raft`: KV v2 writes on a 3-node loopback cluster of real server
 // processes, next to what the disk under it can make durable (measured first, on the same
 // filesystem) and, when the Debian package etcd-server is installed, a 3-member etcd loaded the
-// same way. At 64 clients the two clusters are both up and measured in alternating rounds, so
+// same way. At 1 and at 64 clients the two clusters are both up and measured in alternating rounds, so
 // a change in the machine's speed during the run falls on both sides of each ratio alike.
 // Everything started here is stopped in `finally`, and its temp dir removed.
 const fs = require('node:fs');
@@ -16,7 +16,6 @@ const { row, ratio, median } = require('./report');
 const { startCpuSample } = require('./cpu-usage');
 
 const ROOT = path.resolve(__dirname, '../..');
-const CONCURRENCY = [1, 16];
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const WARMUP_SECONDS = 1;
 const DISK_SECONDS = 2;
@@ -69,6 +68,16 @@ function cpuLine(result) {
   if (result.cpu) console.log(`  CPU us per write by thread: ${result.cpu}`);
 }
 
+/** Resident set size of `pid` in bytes from /proc (Linux only; NaN elsewhere). */
+function residentBytes(pid) {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
 /** The round whose rate is the median one: its rate, p50 and p99 are reported together. */
 function medianRound(results) {
   const sorted = [...results].sort((a, b) => a.rate - b.rate);
@@ -111,13 +120,7 @@ async function runRaftBench({ seconds }) {
     const all = cluster.nodes.map((n) => n.apiAddr);
     // Per-thread CPU under the busiest rows shows which process (and which thread) a row is bound by.
     const nodes = cluster.nodes.filter((n) => n.process).map((n) => ({ label: n === active ? 'active' : 'standby', pid: n.process.pid }));
-    const results = {};
-    for (const c of CONCURRENCY) {
-      results[`spread${c}`] = await measure(kvLoad(all, `s${c}`), c, seconds);
-      row(`KV v2 write, all 3 nodes, c=${c}`, results[`spread${c}`], fsync);
-      results[`active${c}`] = await measure(kvLoad([active.apiAddr], `a${c}`), c, seconds);
-      row(`KV v2 write, active node only, c=${c}`, results[`active${c}`], fsync);
-    }
+    const activePid = active.process?.pid;
 
     const bin = findEtcd();
     let etcdSkipped = bin ? '' : 'skipped, no `etcd` on PATH (install the Debian package: sudo apt-get install etcd-server)';
@@ -127,28 +130,44 @@ async function runRaftBench({ seconds }) {
         .catch((err) => { etcdSkipped = `${bin} did not start: ${err.message}`; return undefined; });
     }
     const members = etcd ? etcd.pids.map((pid, i) => ({ label: `member ${i + 1}`, pid })) : [];
-    // Each round measures every row once; the order flips from one round to the next, so
-    // neither side is always measured first. CPU per write is sampled in the first round.
-    const spreadRow = { key: 'spread64', name: 'KV v2 write, all 3 nodes, c=64', run: (r, cpu) => measure(kvLoad(all, `s64r${r}`), 64, seconds, cpu ? nodes : []) };
-    const activeRow = { key: 'active64', name: 'KV v2 write, active node only, c=64', run: (r, cpu) => measure(kvLoad([active.apiAddr], `a64r${r}`), 64, seconds, cpu ? nodes : []) };
-    // Each Strongroom row is next to the etcd row it is compared with, in either order.
-    const rows = etcd ? [
-      spreadRow,
-      { key: 'etcd', name: 'etcd put via /v3/kv/put, all 3 members, c=64', run: (r, cpu) => measure(etcdPutLoad(etcd.clientUrls, `e${r}`, VALUE), 64, seconds, cpu ? members : []) },
-      activeRow,
-      { key: 'etcdOne', name: 'etcd put via /v3/kv/put, one member, c=64', run: (r, cpu) => measure(etcdPutLoad([etcd.clientUrls[0]], `e1${r}`, VALUE), 64, seconds, cpu ? members : []) },
-    ] : [spreadRow, activeRow];
-    console.log(`\nc=64 in ${ROUNDS} rounds${etcd ? ', Strongroom and etcd both up and measured in turn' : ''}`);
-    const rounds = Object.fromEntries(rows.map((r) => [r.key, []]));
-    for (let r = 0; r < ROUNDS; r++) {
-      for (const spec of r % 2 === 0 ? rows : [...rows].reverse()) {
-        const result = await spec.run(r, r === 0);
-        rounds[spec.key].push(result);
-        row(`${spec.name}, round ${r + 1}`, result, fsync);
-        cpuLine(result);
+    const rounds = {};
+    const results = {};
+    const rss = {};
+    /**
+     * Each round measures every row once; the order flips from one round to the next, so
+     * neither side is always measured first. CPU per write is sampled in the first round.
+     * Each Strongroom row is next to the etcd row it is compared with, in either order.
+     */
+    const inRounds = async (c) => {
+      const spreadRow = { key: `spread${c}`, name: `KV v2 write, all 3 nodes, c=${c}`, run: (r, cpu) => measure(kvLoad(all, `s${c}r${r}`), c, seconds, cpu ? nodes : []) };
+      const activeRow = { key: `active${c}`, name: `KV v2 write, active node only, c=${c}`, run: (r, cpu) => measure(kvLoad([active.apiAddr], `a${c}r${r}`), c, seconds, cpu ? nodes : []) };
+      const rows = etcd ? [
+        spreadRow,
+        { key: `etcd${c}`, name: `etcd put via /v3/kv/put, all 3 members, c=${c}`, run: (r, cpu) => measure(etcdPutLoad(etcd.clientUrls, `e${c}r${r}`, VALUE), c, seconds, cpu ? members : []) },
+        activeRow,
+        { key: `etcdOne${c}`, name: `etcd put via /v3/kv/put, one member, c=${c}`, run: (r, cpu) => measure(etcdPutLoad([etcd.clientUrls[0]], `e1${c}r${r}`, VALUE), c, seconds, cpu ? members : []) },
+      ] : [spreadRow, activeRow];
+      console.log(`\nc=${c} in ${ROUNDS} rounds${etcd ? ', Strongroom and etcd both up and measured in turn' : ''}`);
+      for (const spec of rows) rounds[spec.key] = [];
+      for (let r = 0; r < ROUNDS; r++) {
+        for (const spec of r % 2 === 0 ? rows : [...rows].reverse()) {
+          const result = await spec.run(r, r === 0);
+          rounds[spec.key].push(result);
+          row(`${spec.name}, round ${r + 1}`, result, fsync);
+          cpuLine(result);
+        }
       }
-    }
-    for (const spec of rows) results[spec.key] = medianRound(rounds[spec.key]);
+      for (const spec of rows) results[spec.key] = medianRound(rounds[spec.key]);
+      // Right after the load, before the heap shrinks back: what the rows above cost in memory.
+      if (activePid) rss[c] = residentBytes(activePid);
+    };
+    await inRounds(1);
+    const c = 16;
+    results[`spread${c}`] = await measure(kvLoad(all, `s${c}`), c, seconds);
+    row(`KV v2 write, all 3 nodes, c=${c}`, results[`spread${c}`], fsync);
+    results[`active${c}`] = await measure(kvLoad([active.apiAddr], `a${c}`), c, seconds);
+    row(`KV v2 write, active node only, c=${c}`, results[`active${c}`], fsync);
+    await inRounds(64);
     await stopCluster(cluster);
     cluster = undefined;
     if (etcd) {
@@ -169,15 +188,21 @@ async function runRaftBench({ seconds }) {
     const p99 = (key) => median(rounds[key].map((r) => r.p99));
     ratio(`p99 at c=64 (all nodes) / ${TARGET.p99AtC64Ms} ms target`, p99('spread64'), TARGET.p99AtC64Ms, met(p99('spread64') < TARGET.p99AtC64Ms));
     ratio(`p99 at c=64 (active node) / ${TARGET.p99AtC64Ms} ms target`, p99('active64'), TARGET.p99AtC64Ms, met(p99('active64') < TARGET.p99AtC64Ms));
-    if (results.etcd) {
+    if (rss[1] && rss[64]) {
+      ratio(`active node RSS after c=64 (${(rss[64] / 2 ** 20).toFixed(0)} MB) / after c=1 (${(rss[1] / 2 ** 20).toFixed(0)} MB)`, rss[64], rss[1], met(rss[64] <= 1.5 * rss[1]));
+    }
+    if (results.etcd64) {
       // Each round's ratio compares two rows measured one right after the other; their median is the verdict.
       const perRound = (ours, theirs) => rounds[ours].map((r, i) => r.rate / rounds[theirs][i].rate);
-      const vsAll = perRound('spread64', 'etcd');
-      const vsOne = perRound('active64', 'etcdOne');
       const each = (values) => `rounds: ${values.map((v) => v.toFixed(2)).join(', ')}`;
-      ratio('writes/s at c=64 (all nodes) / etcd 3 members, c=64', median(vsAll), 1, `${met(median(vsAll) >= 1)}; ${each(vsAll)}`);
-      ratio('p99 at c=64 (all nodes) / etcd p99, c=64', p99('spread64'), p99('etcd'));
-      ratio('writes/s at c=64 (active node) / etcd one member, c=64', median(vsOne), 1, `${met(median(vsOne) >= 1)}; ${each(vsOne)}`);
+      for (const c of [1, 64]) {
+        const vsAll = perRound(`spread${c}`, `etcd${c}`);
+        const vsOne = perRound(`active${c}`, `etcdOne${c}`);
+        ratio(`writes/s at c=${c} (all nodes) / etcd 3 members, c=${c}`, median(vsAll), 1, `${met(median(vsAll) >= 1)}; ${each(vsAll)}`);
+        ratio(`writes/s at c=${c} (active node) / etcd one member, c=${c}`, median(vsOne), 1, `${met(median(vsOne) >= 1)}; ${each(vsOne)}`);
+      }
+      const p99s = rounds.spread64.map((r, i) => r.p99 / rounds.etcd64[i].p99);
+      ratio('p99 at c=64 (all nodes) / etcd p99, c=64', p99('spread64'), p99('etcd64'), each(p99s));
     } else {
       console.log(`etcd: ${etcdSkipped}`);
       ratio(`writes/s at c=64 (all nodes) / etcd reference (${ETCD_REFERENCE_RATE}/s, not this run)`, spread.rate, ETCD_REFERENCE_RATE);

@@ -82,8 +82,8 @@ const KEEPALIVE = { 'grpc.keepalive_time_ms': 5_000, 'grpc.keepalive_timeout_ms'
 /**
  * The Transport of a cluster node over gRPC with mutual TLS (proto/raft.proto).
  *
- * Sending: send() only queues, per peer, and one flush per event-loop turn writes each peer's
- * queue as one batch on that peer's long-lived stream (see PeerSender for ordering, the bounded
+ * Sending: send() only queues, per peer, and one flush at the end of the current task writes each
+ * peer's queue as one batch on that peer's long-lived stream (see PeerSender for ordering, the bounded
  * queue and reconnection). Receiving: each batch's messages go to handlers.message in order,
  * except those whose `to` is not this node, which are dropped and counted.
  *
@@ -112,7 +112,7 @@ export class GrpcTransport implements Transport {
   private readonly senderContext: SenderContext;
   private readonly peers = new Map<NodeId, PeerSender>();
   private dirty = new Set<PeerSender>();
-  private flushing: NodeJS.Immediate | null = null;
+  private flushing = false;
   /** Ends the newest incoming stream of each sender; only that one is read. */
   private readonly inbound = new Map<NodeId, () => void>();
   /** Aborted by close(): cancels the snapshots being sent. */
@@ -313,8 +313,6 @@ export class GrpcTransport implements Transport {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.flushing !== null) clearImmediate(this.flushing);
-    this.flushing = null;
     this.closing.abort();
     for (const peer of this.peers.values()) peer.close();
     this.peers.clear();
@@ -332,14 +330,22 @@ export class GrpcTransport implements Transport {
     return { ...this.counters, dropped: { ...this.counters.dropped } };
   }
 
+  /**
+   * What is sent during one task (a Ready's messages are sent in one call) leaves as one write per
+   * peer at the end of that task, not a turn of the event loop later: a turn of a busy leader
+   * holds every request that arrived meanwhile, and the followers would wait that long to start
+   * writing the entries (grpc-js itself puts the bytes on the socket one turn after the write).
+   */
   private schedule(peer: PeerSender): void {
     this.dirty.add(peer);
-    this.flushing ??= setImmediate(() => this.flush());
+    if (this.flushing) return;
+    this.flushing = true;
+    queueMicrotask(() => this.flush());
   }
 
   private flush(): void {
-    this.flushing = null;
-    // Swapped first: a handler called from a flush may send, and that belongs to the next turn.
+    this.flushing = false;
+    // Swapped first: a handler called from a flush may send, and that belongs to the next flush.
     const dirty = this.dirty;
     this.dirty = new Set();
     for (const peer of dirty) peer.flush();

@@ -104,6 +104,17 @@ describe('serveCalls', () => {
     expect(stream.ended).toBe(true);
   });
 
+  it('sends the answers that finish in one task before the event loop turns, as one message', async () => {
+    const stream = serve(async (payload) => Buffer.from(`done ${payload.toString()}`));
+    stream.emit('data', { calls: [{ id: 1, payload: Buffer.from('a') }, { id: 2, payload: Buffer.from('b') }] });
+    // Microtasks only: answers held for the next turn of the event loop would not be written yet.
+    for (let i = 0; i < 10; i++) await Promise.resolve();
+    expect(stream.written).toEqual([{ answers: [
+      { id: 1, payload: Buffer.from('done a'), error: '' },
+      { id: 2, payload: Buffer.from('done b'), error: '' },
+    ] }]);
+  });
+
   it('ends at once a stream the caller ended with nothing running', () => {
     const stream = serve(async () => Buffer.alloc(0));
     stream.emit('end');

@@ -19,17 +19,23 @@ export type CallHandler = (payload: Buffer) => Promise<Buffer>;
 const CALL_FRAMING_BYTES = 64;
 
 /**
- * Items (calls or answers) gathered during one turn of the event loop and sent as one message
- * at the next, so that the many requests a busy standby forwards at once cost one gRPC message
- * rather than one each. A message never passes the transport's limit: an item that would take
- * it past sends what was gathered first.
+ * Items gathered and sent as one message, so that many of them cost one gRPC message rather
+ * than one each. Calls are gathered for a turn of the event loop: a busy standby handles each
+ * request it forwards in a task of its own. Answers only to the end of the task: the writes that
+ * one apply batch settles finish in one task, and waiting a turn of the active node's loop would
+ * hold them behind every request that arrived meanwhile. A message never passes the transport's
+ * limit: an item that would take it past sends what was gathered first.
  */
 class Outbox<T extends { payload: Buffer }> {
   private items: T[] = [];
   private bytes = 0;
   private scheduled = false;
 
-  constructor(private readonly maxMessageBytes: number, private readonly send: (items: T[]) => void) {}
+  constructor(
+    private readonly maxMessageBytes: number,
+    private readonly gather: 'turn' | 'task',
+    private readonly send: (items: T[]) => void,
+  ) {}
 
   add(item: T): void {
     const size = item.payload.length + CALL_FRAMING_BYTES;
@@ -38,7 +44,8 @@ class Outbox<T extends { payload: Buffer }> {
     this.bytes += size;
     if (!this.scheduled) {
       this.scheduled = true;
-      setImmediate(() => this.flush());
+      if (this.gather === 'turn') setImmediate(() => this.flush());
+      else queueMicrotask(() => this.flush());
     }
   }
 
@@ -80,7 +87,7 @@ export class CallChannel {
     /** The transport's message limit: a larger message would break the stream for every call on it. */
     private readonly maxMessageBytes: number,
   ) {
-    this.outbox = new Outbox(maxMessageBytes, (calls) => {
+    this.outbox = new Outbox(maxMessageBytes, 'turn', (calls) => {
       // Calls whose stream failed while they waited to be sent were failed with it already.
       const waiting = calls.filter((c) => this.pending.has(c.id));
       if (waiting.length > 0) this.open().write({ calls: waiting });
@@ -159,7 +166,7 @@ export function serveCalls(
     finished = true;
     call.end();
   };
-  const outbox: Outbox<WireCallResponse> = new Outbox<WireCallResponse>(maxMessageBytes, (answers) => {
+  const outbox: Outbox<WireCallResponse> = new Outbox<WireCallResponse>(maxMessageBytes, 'task', (answers) => {
     if (!call.cancelled && !call.destroyed) call.write({ answers });
     finishIfDone();
   });

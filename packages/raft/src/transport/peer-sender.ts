@@ -8,7 +8,7 @@ import { FROM_HEADER, TO_HEADER } from './raft-proto';
 export interface TransportStats {
   /** Messages handed to gRPC. A message may still be lost with its connection. */
   sent: number;
-  /** gRPC writes: each carries every message queued for one peer during one event-loop turn. */
+  /** gRPC writes: each carries every message queued for one peer during one task (see GrpcTransport.schedule). */
   batches: number;
   /** Messages handed to handlers.message. */
   received: number;
@@ -47,7 +47,7 @@ export interface SenderContext {
   readonly maxQueuedMessages: number;
   readonly maxBatchBytes: number;
   readonly reconnect: { initialMs: number; maxMs: number };
-  /** Asks for flush() to be called during the next event-loop turn. */
+  /** Asks for flush() to be called at the end of the current task. */
   schedule(peer: PeerSender): void;
   unreachable(id: NodeId): void;
 }
