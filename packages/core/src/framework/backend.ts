@@ -121,11 +121,18 @@ export class Backend {
     return result;
   }
 
-  /** Turns an HTTP write into create or update, as the path's existence check says. */
-  async resolveWrite(match: PathMatch, req: BackendRequest): Promise<Operation> {
+  /**
+   * Turns an HTTP write into create or update, as the path's existence check says; at once when
+   * the path has no check, so most writes skip a promise.
+   */
+  resolveWrite(match: PathMatch, req: BackendRequest): Operation | Promise<Operation> {
     const def = match.path.def;
     if (!def.existenceCheck) return def.operations.update || !def.operations.create ? 'update' : 'create';
-    const exists = await def.existenceCheck(req, this.fieldsFor(match, req, false).fields);
+    return this.checkExistence(match, req);
+  }
+
+  private async checkExistence(match: PathMatch, req: BackendRequest): Promise<Operation> {
+    const exists = await match.path.def.existenceCheck?.(req, this.fieldsFor(match, req, false).fields);
     return exists ? 'update' : 'create';
   }
 
