@@ -16,6 +16,7 @@ import { ClusterReplication } from '@strongroom/replication';
 import { createApp } from './app';
 import { ConfigError, type ListenerConfig, type ServerConfig, type TransitSealConfig } from './config';
 import { attachHttpServer } from './http/list-server';
+import { InFlight } from './http/in-flight';
 import { batchRequests } from './http/request-batch';
 import { serverSecretSync } from './sync-wiring';
 
@@ -35,15 +36,14 @@ export const ENGINES: EngineFactory[] = [kvEngine, transitEngine, cloud1AuthEngi
 interface Listening {
   listener: net.Server;
   server: http.Server;
-  inflight: Set<http.ServerResponse>;
+  inflight: InFlight;
 }
 
 function startListener(cfg: ListenerConfig, onRequest: http.RequestListener): Promise<Listening & { url: string }> {
-  const inflight = new Set<http.ServerResponse>();
+  const inflight = new InFlight();
   const run = batchRequests(onRequest);
   const server = http.createServer({ keepAlive: true, noDelay: true }, (req, res) => {
-    inflight.add(res);
-    res.on('close', () => inflight.delete(res));
+    inflight.track(res);
     run(req, res);
   });
   server.keepAliveTimeout = 65_000;

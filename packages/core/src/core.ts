@@ -874,15 +874,18 @@ export class Core {
       ...(request.wrapTtl ? { wrapTtl: request.wrapTtl } : {}),
       ...(request.body ? { body: request.body } : {}),
     };
-    if (op === 'update' || op === 'create') req.operation = await backend.resolveWrite(match, req);
+    if (op === 'update' || op === 'create') {
+      const resolved = backend.resolveWrite(match, req);
+      req.operation = typeof resolved === 'string' ? resolved : await resolved;
+    }
     if (!backend.supports(match, req.operation)) {
       if (!forwarded && !backend.isUnauthenticated(match, req.operation)) await this.requirePermitted(request, view, path, req.operation);
       throw new UnsupportedOperationError();
     }
 
     // Vault serves these outside its router, so they never reach its audit log (health checks would flood it).
-    const audit = this.sealedPaths.has(fullPath) || !this.audit.recording ? null : this.audit;
-    const auditInput: AuditRequestInput = {
+    // With no audit device the input is not even built: the common case pays nothing for audit.
+    const auditInput: AuditRequestInput | null = this.sealedPaths.has(fullPath) || !this.audit.recording ? null : {
       request: {
         id: req.id, operation: req.operation, path: fullPath, mountPoint: routed.apiPath, mountType: entry.type,
         mountAccessor: entry.accessor, clientToken: request.token, remoteAddress: request.remoteAddress, data: request.data,
@@ -894,17 +897,20 @@ export class Core {
       req.caller = FORWARDED_CALLER;
     } else if (!backend.isUnauthenticated(match, req.operation)) {
       try {
-        const { caller, token } = await this.authorize(request, view, path, req, backend, match);
+        const authorized = this.authorize(request, view, path, req, backend, match);
+        const { caller, token } = authorized instanceof Promise ? await authorized : authorized;
         req.caller = caller;
-        auditInput.auth = auditAuthOf(caller, request.token, token);
-        auditInput.request.clientTokenAccessor = caller.accessor;
+        if (auditInput) {
+          auditInput.auth = auditAuthOf(caller, request.token, token);
+          auditInput.request.clientTokenAccessor = caller.accessor;
+        }
       } catch (err) {
-        await audit?.logRequest({ ...auditInput, error: auditErrorOf(err) });
+        if (auditInput) await this.audit.logRequest({ ...auditInput, error: auditErrorOf(err) });
         throw err;
       }
     }
     // A request no audit device could record is refused before it runs (the broker throws a 500).
-    await audit?.logRequest(auditInput);
+    if (auditInput) await this.audit.logRequest(auditInput);
     // Only the built-in backends see the raw token: they look tokens up and check ACLs themselves.
     if ((entry.type === 'token' || entry.type === 'system') && request.token) req.clientToken = request.token;
     // On a performance secondary a write of shared keys is refused by the storage and the
@@ -949,10 +955,10 @@ export class Core {
         reply = await this.wrapping.wrap(reply, fullPath, request.wrapTtl, out.resp?.auth?.accessor);
       }
     } catch (err) {
-      await audit?.logResponse({ ...auditInput, response: auditResponseOf(out.resp), error: auditErrorOf(err) });
+      if (auditInput) await this.audit.logResponse({ ...auditInput, response: auditResponseOf(out.resp), error: auditErrorOf(err) });
       throw err;
     }
-    await audit?.logResponse({
+    if (auditInput) await this.audit.logResponse({
       ...auditInput,
       response: {
         ...auditResponseOf(out.resp, { status: reply.status, leaseId: out.leaseId, wrapInfo: request.wrapTtl ? auditWrapInfoOf(reply.body) : null }),
@@ -1021,14 +1027,42 @@ export class Core {
     if (!acl.allowed(aclPath, op).allowed) throw new PermissionDeniedError();
   }
 
-  /** Resolves the token, checks bound CIDRs, the ACL, sudo and parameter rules; counts a use. */
-  private async authorize(
+  /**
+   * Resolves the token, checks bound CIDRs, the ACL, sudo and parameter rules; counts a use.
+   * Answers without awaiting when the token, its ancestors and its ACL are in memory and its
+   * uses are not counted, as for most requests: there the awaits would cost only promises.
+   */
+  private authorize(
     request: CoreRequest, view: NamespaceView, path: string, req: BackendRequest, backend: Backend, match: PathMatch,
-  ): Promise<{ caller: Caller; token: TokenEntry }> {
+  ): Authorized | Promise<Authorized> {
+    const entry = request.token ? this.tokens.lookupCached(request.token) : null;
+    if (entry === undefined) return this.authorizeFromStorage(request, view, path, req, backend, match);
+    if (!entry) throw new PermissionDeniedError();
+    if (!this.tokens.addressAllowed(entry, request.remoteAddress)) throw new PermissionDeniedError();
+    // An entity's policies come from the identity store, read with an await.
+    const home = entry.entityId ? undefined : this.namespaces.byId(entry.namespace);
+    const acl = home && view.path.startsWith(home.path) ? home.policies.cachedAcl(entry.policies) : undefined;
+    if (!home || !acl) return this.authorizeFromStorage(request, view, path, req, backend, match);
+    const sudo = this.checkGrant(request, req, backend, match, acl, view.path.slice(home.path.length) + path);
+    const used = this.tokens.use(entry);
+    if (used instanceof Promise) return used.then((token) => ({ caller: callerOf(token, sudo), token }));
+    return { caller: callerOf(used, sudo), token: used };
+  }
+
+  private async authorizeFromStorage(
+    request: CoreRequest, view: NamespaceView, path: string, req: BackendRequest, backend: Backend, match: PathMatch,
+  ): Promise<Authorized> {
     const entry = request.token ? await this.tokens.lookup(request.token) : null;
     if (!entry) throw new PermissionDeniedError();
     if (!this.tokens.addressAllowed(entry, request.remoteAddress)) throw new PermissionDeniedError();
     const { acl, aclPath } = await this.aclFor(entry, view, path);
+    const sudo = this.checkGrant(request, req, backend, match, acl, aclPath);
+    const used = await this.tokens.use(entry);
+    return { caller: callerOf(used, sudo), token: used };
+  }
+
+  /** The ACL's verdict on the request: refuses it (403, or 400 for wrapping) or answers whether it has sudo. */
+  private checkGrant(request: CoreRequest, req: BackendRequest, backend: Backend, match: PathMatch, acl: ACL, aclPath: string): boolean {
     const result = acl.allowed(aclPath, req.operation);
     if (!result.allowed) throw new PermissionDeniedError();
     if (backend.needsSudo(match, req.operation) && !result.sudo) throw new PermissionDeniedError();
@@ -1038,8 +1072,7 @@ export class Core {
       const problem = checkParameters(result.rule, req.data);
       if (problem) throw new PermissionDeniedError(problem);
     }
-    const used = await this.tokens.use(entry);
-    return { caller: callerOf(used, result.sudo), token: used };
+    return result.sudo;
   }
 
   async rotateKeyring(): Promise<void> {
@@ -1049,6 +1082,11 @@ export class Core {
   keyringStatus() {
     return this.barrier.keyring().activeTerm;
   }
+}
+
+interface Authorized {
+  caller: Caller;
+  token: TokenEntry;
 }
 
 /** Policies may demand that replies on a path be wrapped, within a TTL range. */

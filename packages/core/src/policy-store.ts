@@ -73,6 +73,11 @@ export class PolicyStore {
     this.acls.clear();
   }
 
+  /** The ACL of a set of policy names if it is compiled already; `acl` compiles it. */
+  cachedAcl(names: readonly string[]): ACL | undefined {
+    return this.acls.get(names.join('\n'));
+  }
+
   /** The ACL of a set of policy names; names with no policy grant nothing. */
   async acl(names: readonly string[]): Promise<ACL> {
     const key = names.join('\n');

@@ -191,6 +191,28 @@ export class TokenStore {
   }
 
   /**
+   * `lookup` answered from memory: undefined when the answer needs storage (an entry or an
+   * ancestor not cached, a batch token), and the caller then awaits `lookup`. Most requests come
+   * from tokens already cached, and skipping the awaits spares each of them several promises.
+   */
+  lookupCached(id: string): TokenEntry | null | undefined {
+    if (!id) return null;
+    if (!this.saltKey || id.startsWith(BATCH_PREFIX)) return undefined;
+    const entry = this.cache.get(this.hash(id));
+    if (!entry) return undefined;
+    const now = this.clock.now();
+    if (isExpired(entry, now)) return null;
+    let parent = entry.parent;
+    for (let depth = 0; parent && depth < 256; depth++) {
+      const p = this.cache.get(parent);
+      if (!p) return undefined;
+      if (isExpired(p, now)) return null;
+      parent = p.parent;
+    }
+    return entry;
+  }
+
+  /**
    * The token of the request being handled, looked up by its ID. Like `lookup`, except that a
    * token whose last use was spent is still found when it is the request's own caller (its
    * `tokenHash`): a request the token was allowed to make runs to completion, as in Vault.
@@ -234,10 +256,15 @@ export class TokenStore {
   /**
    * Counts one use of a limited-use token. Returns the entry as the request should see it; the
    * token is revoked when its last use is spent. Refuses (403) a token whose uses concurrent
-   * requests have spent, or that was revoked, since the caller looked it up.
+   * requests have spent, or that was revoked, since the caller looked it up. A token without a
+   * use limit is answered at once, without a promise.
    */
-  async use(entry: TokenEntry): Promise<TokenEntry> {
+  use(entry: TokenEntry): TokenEntry | Promise<TokenEntry> {
     if (entry.numUses <= 0 || entry.type === 'batch') return entry;
+    return this.countUse(entry);
+  }
+
+  private async countUse(entry: TokenEntry): Promise<TokenEntry> {
     // Read the count again under the lock: concurrent requests must each see what the previous
     // one left, or a token could be used more times than it allows.
     const updated = await this.locked(entry.hash, async () => {

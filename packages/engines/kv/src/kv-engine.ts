@@ -62,7 +62,7 @@ export class KvBackend extends Backend {
     return super.supports(match, op) || op !== 'patch';
   }
 
-  override resolveWrite(match: PathMatch, req: BackendRequest): Promise<Operation> {
+  override resolveWrite(match: PathMatch, req: BackendRequest): Operation | Promise<Operation> {
     return isVersion1(req) ? this.v1.resolveWrite(this.v1Match(req), req) : super.resolveWrite(match, req);
   }
 
