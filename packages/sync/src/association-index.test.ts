@@ -1,5 +1,5 @@
 import { SECRET_INDEX_PREFIX } from './association-index';
-import { KV, type FakeKv } from './test-support/fakes';
+import { KV } from './test-support/fakes';
 import { valid } from './test-support/fixtures';
 import { syncRig, type SyncRig } from './test-support/sync-rig';
 import type { SyncMount } from './host';
@@ -13,7 +13,7 @@ const REMOVE = 'sys/sync/destinations/deployhost-project/vc/associations/remove'
 let rig: SyncRig;
 beforeEach(async () => {
   rig = await syncRig();
-  (rig.kv as FakeKv & { mounts: SyncMount[] }).mounts.push(OTHER);
+  rig.kv.mounts.push(OTHER);
   await rig.ok('update', 'sys/sync/destinations/deployhost-project/vc', valid('deployhost-project'));
 });
 afterEach(() => rig.close());

@@ -46,12 +46,6 @@ export class AssociationIndex {
     }
   }
 
-  /** Forgets what it knows: lookups go to storage until the next `load`. */
-  reset(): void {
-    this.known = null;
-    this.removed.clear();
-  }
-
   /** Notes writes about to commit (puts) or just committed (deletes); other keys are ignored. */
   note(ops: readonly KeyWrite[], phase: 'before' | 'after'): void {
     for (const op of ops) {
