@@ -1,4 +1,5 @@
 import { getJson, jsonOp, type LogicalStorage, type TxnOp } from '@strongroom/core';
+import { AssociationIndex, SECRET_INDEX_PREFIX } from './association-index';
 import { associationsPrefix, type DestinationRef } from './associations';
 import type { DestinationType, Granularity } from './destination-types';
 
@@ -34,8 +35,7 @@ export interface Association {
   synced_version?: number;
 }
 
-/** Where secrets point back at their associations: accessor, secret, then destination type and name. */
-const INDEX_PREFIX = 'sys/sync/secret-index/';
+const INDEX_PREFIX = SECRET_INDEX_PREFIX;
 
 /** A secret name as one key segment: it may hold `/`. */
 function segment(text: string): string {
@@ -73,7 +73,11 @@ export function deleteAssociationOps(a: Association): TxnOp[] {
 
 /** Reads of the stored associations. */
 export class AssociationStore {
-  constructor(private readonly storage: LogicalStorage) {}
+  readonly index: AssociationIndex;
+
+  constructor(private readonly storage: LogicalStorage) {
+    this.index = new AssociationIndex(storage);
+  }
 
   get(ref: DestinationRef, accessor: string, secretName: string): Promise<Association | null> {
     return getJson<Association>(this.storage, associationKey(ref, accessor, secretName));

@@ -71,7 +71,8 @@ export function secretSync(options: SecretSyncOptions): CoreExtension {
   const { storage } = options;
   const destinations = new DestinationStore(storage);
   const associations = new AssociationStore(storage);
-  const queue = new SyncQueue(storage, () => clock.now());
+  // Every association is written through the queue's transactions: the index sees each write.
+  const queue = new SyncQueue(storage, () => clock.now(), (ops, phase) => associations.index.note(ops, phase));
   const clients = options.clients ?? defaultClients;
   const logger = options.logger ?? silentLogger;
   const runner = new SyncRunner({ queue, associations, destinations, mounts: options.mounts, reader: options.reader, clients, settings, clock });

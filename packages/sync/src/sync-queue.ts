@@ -70,7 +70,12 @@ export class SyncQueue {
   private state: (QueueState & { size: number }) | null = null;
   private readonly listeners = new Set<() => void>();
 
-  constructor(private readonly storage: LogicalStorage, private readonly now: () => number) {}
+  /** `observe` sees every transaction's writes just before they commit and just after. */
+  constructor(
+    private readonly storage: LogicalStorage,
+    private readonly now: () => number,
+    private readonly observe?: (ops: readonly TxnOp[], phase: 'before' | 'after') => void,
+  ) {}
 
   /** Forgets what it read: another node may have changed the queue while this one was not active. */
   reset(): void {
@@ -132,7 +137,11 @@ export class SyncQueue {
       const result = await fn(txn);
       const stateChanged = cursor !== state.cursor || nextSeq !== state.next_seq;
       if (stateChanged) writes.push(jsonOp(STATE_KEY, { cursor, next_seq: nextSeq } satisfies QueueState));
-      if (writes.length > 0) await this.storage.txn(writes);
+      if (writes.length > 0) {
+        this.observe?.(writes, 'before');
+        await this.storage.txn(writes);
+        this.observe?.(writes, 'after');
+      }
       this.state = { cursor, next_seq: nextSeq, size };
       if (queued) for (const l of this.listeners) l();
       return result;

@@ -204,6 +204,8 @@ export class SyncService implements BackgroundService {
           cursor = feed.applied();
           await queue.exclusive(async (t) => t.setCursor(cursor));
         }
+        // Built after the cursor is read: it holds at least what the feed's changes from there leave.
+        await associations.index.load();
         let stored = cursor;
         for await (const batch of feed.follow(cursor + 1, signal)) {
           const last = batch[batch.length - 1]?.index;
@@ -219,6 +221,8 @@ export class SyncService implements BackgroundService {
             }
             for (const op of change.ops) {
               if (!op.key.startsWith('sys/sync/')) foreign = true;
+              // Writes made elsewhere (another node before this one was active, replication), in commit order.
+              else associations.index.noteCommitted(op);
               // The data of a mount no longer in the tables: it is being disabled.
               if ((op.area === 'system' && isTableKey(op.key)) || (op.area === 'logical' && !op.mount)) tables = true;
               const event = kvEvent(op);
@@ -226,6 +230,7 @@ export class SyncService implements BackgroundService {
               const meta = event.metadata;
               const current = meta?.versions[String(meta.currentVersion)];
               const live = current !== undefined && !current.destroyed && current.deletionTime === null;
+              if (!(await associations.index.mayHave(op.mount.accessor))) continue;
               for (const a of await associations.ofSecret(op.mount.accessor, event.path)) {
                 ops.push(syncOperation(a, live ? 'kv-write' : 'kv-delete', meta?.currentVersion ?? 0));
               }
@@ -234,6 +239,7 @@ export class SyncService implements BackgroundService {
           if (restored) {
             // A restore replaced storage, this queue's state with it: start from what it holds now.
             queue.reset();
+            await associations.index.load();
           }
           const gone = (tables || restored) && this.deps.removeGone ? await this.deps.removeGone() : 0;
           if (restored) ops = (await associations.all()).map((a) => syncOperation(a, 'reconcile'));

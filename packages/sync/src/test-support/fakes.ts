@@ -79,6 +79,16 @@ export class FakeFeed implements SyncFeed {
     });
   }
 
+  /** Writes made outside this node's sync service (another node, replication), as the feed carries them. */
+  system(ops: ReadonlyArray<{ type: 'put' | 'delete'; key: string }>): void {
+    this.push({ index: ++this.index, ops: ops.map((op) => ({ type: op.type, key: op.key, area: 'system' as const, relativeKey: op.key, local: false })) });
+  }
+
+  /** A snapshot restore: storage was replaced. */
+  restored(): void {
+    this.push({ index: ++this.index, restored: true });
+  }
+
   /** Forgets every change up to the current index, as a window that moved on does. */
   forget(): void {
     this.firstRetained = this.index + 1;
