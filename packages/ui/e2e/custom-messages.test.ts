@@ -129,7 +129,11 @@ describe('custom messages in the web UI', () => {
 
       await page.locator('tr').filter({ hasText: 'Banner before' }).getByRole('link', { name: 'Edit' }).click();
       const title = page.getByLabel('Title');
-      await page.waitForFunction('document.querySelector(\'input[name="title"]\')?.value === "Banner before"');
+      // Polled from here: a string predicate would be evaluated in the page, which its CSP refuses.
+      for (const deadline = Date.now() + 30_000; (await title.inputValue()) !== 'Banner before';) {
+        if (Date.now() > deadline) throw new Error(`the edit form never loaded the message's title (it shows "${await title.inputValue()}")`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
       await title.fill('Banner renamed');
       await page.locator('.messages-preview .banner').filter({ hasText: 'Banner renamed' }).waitFor();
       await screenshotBoth(page, 'custom-messages', 'admin-edit');
