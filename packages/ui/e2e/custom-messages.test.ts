@@ -64,7 +64,10 @@ describe('custom messages in the web UI', () => {
       await screenshotBoth(page, 'custom-messages', 'post-login-modal');
       // The page behind takes no input and the dialog has the focus, until it is acknowledged.
       expect(await page.locator('.shell-page').getAttribute('inert')).not.toBeNull();
-      expect(await page.evaluate('document.activeElement?.textContent')).toBe('Acknowledge');
+      // The dialog takes the focus once it has rendered: polled, since that is a moment later.
+      const focused = () => page.evaluate('document.activeElement?.textContent');
+      for (const deadline = Date.now() + 10_000; (await focused()) !== 'Acknowledge' && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 50));
+      expect(await focused()).toBe('Acknowledge');
       await page.keyboard.press('Enter');
       await dialog.waitFor({ state: 'detached' });
       expect(await page.locator('.shell-page').getAttribute('inert')).toBeNull();
