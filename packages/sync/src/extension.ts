@@ -75,11 +75,9 @@ export function secretSync(options: SecretSyncOptions): CoreExtension {
   const queue = new SyncQueue(storage, () => clock.now(), (ops, phase) => associations.index.note(ops, phase));
   const clients = options.clients ?? defaultClients;
   const logger = options.logger ?? silentLogger;
-  const runner = new SyncRunner({ queue, associations, destinations, mounts: options.mounts, reader: options.reader, clients, settings, clock });
-  const reconciler = new Reconciler({
-    storage, queue, associations, destinations, mounts: options.mounts, reader: options.reader, clients, settings, clock, logger,
-    batch: options.reconcileBatch ?? DEFAULT_RECONCILE_BATCH,
-  });
+  const runnerDeps = { queue, associations, destinations, mounts: options.mounts, reader: options.reader, clients, settings, clock };
+  const runner = new SyncRunner(runnerDeps);
+  const reconciler = new Reconciler({ ...runnerDeps, storage, logger, batch: options.reconcileBatch ?? DEFAULT_RECONCILE_BATCH });
   const service = new SyncService({
     storage, queue, associations, runner, clock, logger, ...(options.feed ? { feed: options.feed } : {}),
     reconciler, reconcileIntervalMs: settings.reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS,

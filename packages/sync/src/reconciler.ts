@@ -1,13 +1,11 @@
-import type { Clock, Logger } from '@strongroom/base';
+import type { Logger } from '@strongroom/base';
 import type { LogicalStorage } from '@strongroom/core';
-import { associationId, refOf, type Association, type AssociationStore } from './association-store';
-import type { DestinationClient, DestinationClientFactory } from './clients/destination-client';
-import type { DestinationStore } from './destination-store';
-import type { SyncSettings } from './destination-types';
-import { isKvV2, type SecretReader, type SecretState, type SyncMount, type SyncMounts } from './host';
+import { associationId, refOf, type Association } from './association-store';
+import type { DestinationClient } from './clients/destination-client';
+import { isKvV2, type SecretState, type SyncMount } from './host';
 import { loadSyncConfig } from './sync-config';
-import type { NewOperation, SyncQueue } from './sync-queue';
-import { externalSecrets, scrub } from './sync-runner';
+import type { NewOperation } from './sync-queue';
+import { externalSecrets, scrub, type SyncRunnerDeps } from './sync-runner';
 import { queueOperations, syncOperation } from './sync-service';
 
 /** Out-of-band changes are looked for this often unless the operator says otherwise. */
@@ -15,16 +13,9 @@ export const DEFAULT_RECONCILE_INTERVAL_MS = 10 * 60_000;
 /** The most associations one round reads at their destinations; the next round goes on from there. */
 export const DEFAULT_RECONCILE_BATCH = 500;
 
-export interface ReconcilerDeps {
+/** What the runner needs, and the storage, logger and batch size of a round. */
+export interface ReconcilerDeps extends SyncRunnerDeps {
   storage: LogicalStorage;
-  queue: SyncQueue;
-  associations: AssociationStore;
-  destinations: DestinationStore;
-  mounts: SyncMounts;
-  reader: SecretReader;
-  clients: DestinationClientFactory;
-  settings: SyncSettings;
-  clock: Clock;
   logger: Logger;
   batch: number;
 }
