@@ -252,6 +252,35 @@ describe('defaults', () => {
   });
 });
 
+describe('per-node values from the environment', () => {
+  const withAddrs = minimalHcl('api_addr = "http://file:8200"\ncluster_addr = "https://file:8201"');
+
+  it('VAULT_API_ADDR, VAULT_CLUSTER_ADDR, VAULT_RAFT_NODE_ID and VAULT_RAFT_PATH win over the file, as in Vault', async () => {
+    const config = await parseConfig(withAddrs, 'c.hcl', undefined, {
+      VAULT_API_ADDR: 'http://primary-2:8200',
+      VAULT_CLUSTER_ADDR: 'https://primary-2:8201',
+      VAULT_RAFT_NODE_ID: 'primary-2',
+      VAULT_RAFT_PATH: '/strongroom/data',
+    });
+    expect(config.apiAddr).toBe('http://primary-2:8200');
+    expect(config.clusterAddr).toBe('https://primary-2:8201');
+    expect(config.storage).toMatchObject({ nodeId: 'primary-2', path: '/strongroom/data' });
+  });
+
+  it('the file counts when they are unset or empty', async () => {
+    const config = await parseConfig(withAddrs, 'c.hcl', undefined, { VAULT_API_ADDR: '' });
+    expect(config.apiAddr).toBe('http://file:8200');
+    expect(config.clusterAddr).toBe('https://file:8201');
+    expect(config.storage.path).toBe('/data');
+  });
+
+  it('a malformed address in the environment is refused by its name', async () => {
+    const err = await parseConfig(withAddrs, 'c.hcl', undefined, { VAULT_CLUSTER_ADDR: 'primary-2:8201' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).message).toBe('c.hcl: VAULT_CLUSTER_ADDR: must be an http:// or https:// URL');
+  });
+});
+
 describe('value forms', () => {
   test('numeric strings', async () => {
     const config = await parseConfig(minimalHcl('', 'tls_disable = true\nmax_request_size = "1048576"'), 'c.hcl');

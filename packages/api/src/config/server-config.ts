@@ -298,8 +298,8 @@ class Validator {
 
     const storage = await this.storage(raw['storage']);
     const listeners = await this.listeners(raw['listener']);
-    const apiAddr = this.optionalUrl(raw, 'api_addr', 'api_addr');
-    const clusterAddr = this.optionalUrl(raw, 'cluster_addr', 'cluster_addr');
+    const apiAddr = this.envUrl('VAULT_API_ADDR') ?? this.optionalUrl(raw, 'api_addr', 'api_addr');
+    const clusterAddr = this.envUrl('VAULT_CLUSTER_ADDR') ?? this.optionalUrl(raw, 'cluster_addr', 'cluster_addr');
     const ui = this.optionalBool(raw, 'ui', 'ui') ?? false;
     const seals = await parseSeals(this.blocks('seal', raw['seal']), this.env, {
       fail: (field, rule) => this.fail(field, rule),
@@ -326,11 +326,12 @@ class Validator {
     // Storage is a singleton, so its fields read `storage.raft.path`, without an index.
     const prefix = 'storage.raft';
     this.checkKeys(block.body, prefix, RAFT_KEYS, VAULT_RAFT_KEYS);
-    const path = this.optionalString(block.body, 'path', `${prefix}.path`, true);
+    const path = this.envString('VAULT_RAFT_PATH') ?? this.optionalString(block.body, 'path', `${prefix}.path`, true);
     if (path === undefined) this.fail(`${prefix}.path`, 'is required');
     // Vault invents a random node id when none is given; a random one would change on every
     // restart here, so derive it from the data path, which identifies the node just as well.
     const nodeId =
+      this.envString('VAULT_RAFT_NODE_ID') ??
       this.optionalString(block.body, 'node_id', `${prefix}.node_id`, true) ??
       `node-${createHash('sha256').update(path).digest('hex').slice(0, 8)}`;
     const storage: RaftStorageConfig = { type: 'raft', path, nodeId };
@@ -556,6 +557,19 @@ class Validator {
     const seconds = parseDurationSeconds(v);
     if (seconds === null) this.fail(field, 'must be a duration such as "120s" or "2m", or a number of seconds');
     return seconds;
+  }
+
+  /**
+   * Vault lets these environment variables win over the file, which is what lets one config
+   * file per role serve every node of that role (containers set the per-node values).
+   */
+  private envString(name: string): string | undefined {
+    const v = this.env[name];
+    return v === undefined || v === '' ? undefined : v;
+  }
+
+  private envUrl(name: string): string | undefined {
+    return this.envString(name) === undefined ? undefined : this.optionalUrl(this.env, name, name);
   }
 
   private optionalUrl(obj: Obj, key: string, field: string): string | undefined {
