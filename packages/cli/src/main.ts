@@ -74,7 +74,7 @@ function groupHelp(prefix: string[]): string {
 
 function defaultContext(out: NodeJS.WritableStream, err: NodeJS.WritableStream): Context {
   return {
-    out, err, env: process.env, stdin: readStdin,
+    out, err, env: process.env, stdin: readStdin, errIsTTY: (err as { isTTY?: boolean }).isTTY === true,
     ...(process.stdin.isTTY ? { promptHidden: (prompt: string) => promptHidden(prompt, process.stdin, out) } : {}),
   };
 }
