@@ -17,7 +17,7 @@ const POLL_MS = 500;
 const text = (v: unknown): string => (v === undefined || v === null || v === '' ? '-' : String(v));
 
 /** How long ago an ISO time was, as an operator reads a heartbeat; the time itself if it does not parse. */
-export function ago(iso: unknown, now: number): string {
+function ago(iso: unknown, now: number): string {
   if (typeof iso !== 'string' || iso === '') return '-';
   const at = Date.parse(iso);
   if (Number.isNaN(at)) return iso;
