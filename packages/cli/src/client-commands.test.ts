@@ -202,6 +202,7 @@ describe('the strongroom client commands', () => {
       ['operator', 'init'], ['operator', 'unseal'], ['operator', 'seal'],
       ['operator', 'raft', 'join'], ['operator', 'raft', 'list-peers'], ['operator', 'raft', 'remove-peer'],
       ['operator', 'raft', 'snapshot', 'save'], ['operator', 'raft', 'snapshot', 'restore'], ['operator', 'raft', 'autopilot', 'state'],
+      ['operator', 'replication', 'status'], ['operator', 'replication', 'reindex'],
     ];
     // A closed address: help must not need the server.
     const offline = { VAULT_ADDR: 'http://127.0.0.1:9', VAULT_TOKEN: undefined };

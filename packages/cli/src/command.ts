@@ -10,6 +10,8 @@ export interface Context {
   stdin: StdinReader;
   /** Reads a secret from the terminal without echo; absent when stdin is not a terminal. */
   promptHidden?: (prompt: string) => Promise<string>;
+  /** Whether `err` is a terminal: progress lines are drawn there and nowhere else. */
+  errIsTTY?: boolean;
 }
 
 export interface Command {

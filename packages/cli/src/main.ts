@@ -31,6 +31,7 @@ Other commands:
     auth        enable | disable | list
     kv          get | put | patch | list | delete | undelete | destroy | metadata get|put|delete
     operator    init | unseal | seal | generate-root | raft join|list-peers|remove-peer|autopilot state|snapshot save|restore
+                | replication status|reindex
     policy      write | read | list | delete
     secrets     enable | disable | list | tune
     token       create | lookup | renew | revoke
@@ -74,7 +75,7 @@ function groupHelp(prefix: string[]): string {
 
 function defaultContext(out: NodeJS.WritableStream, err: NodeJS.WritableStream): Context {
   return {
-    out, err, env: process.env, stdin: readStdin,
+    out, err, env: process.env, stdin: readStdin, errIsTTY: (err as { isTTY?: boolean }).isTTY === true,
     ...(process.stdin.isTTY ? { promptHidden: (prompt: string) => promptHidden(prompt, process.stdin, out) } : {}),
   };
 }

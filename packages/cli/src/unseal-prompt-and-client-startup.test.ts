@@ -50,7 +50,7 @@ describe('operator unseal on a terminal, and client commands without the server'
       [['status']], [['kv', 'put', 'secret/guarded', 'a=b']], [['kv', 'get', '-format=yaml', 'secret/guarded']],
       [['write', 'secret/data/guarded', '-'], '{"data": {"c": "d"}}'], [['read', '-format=json', 'secret/data/guarded']],
       [['secrets', 'list']], [['policy', 'list']], [['token', 'lookup']], [['login', dev.rootToken]],
-      [['operator', 'raft', 'list-peers']], [['kv', 'put', '-h']],
+      [['operator', 'raft', 'list-peers']], [['operator', 'replication', 'status']], [['kv', 'put', '-h']],
     ] as Array<[string[], string?]>) {
       const r = await guarded(args, input);
       expect({ args, code: r.code, err: r.err }).toEqual({ args, code: 0, err: '' });

@@ -5,6 +5,7 @@ import { kvTable, outputOptions, printStructured } from '../output';
 import { generateRootCommand } from './generate-root';
 import { unsealKey } from './key-share';
 import { raftCommands } from './raft';
+import { replicationCommands } from './replication';
 
 function printStatus(args: ParsedArgs, ctx: Context, s: Record<string, unknown>): void {
   if (printStructured(ctx.out, outputOptions(args, ctx.env), s)) return;
@@ -125,4 +126,5 @@ export const operatorCommands: Command[] = [
   },
   generateRootCommand,
   ...raftCommands,
+  ...replicationCommands,
 ];

@@ -1,9 +1,11 @@
 import { createReadStream, createWriteStream, promises as fsp } from 'node:fs';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { boolFlag, UsageError } from '../args';
 import { apiRequest, failIfError, rawRequest, type ApiClientOptions } from '../client';
 import { clientOf, type Command, type Context } from '../command';
 import { columns, kvTable, outputOptions, printStructured } from '../output';
+import { progressLine, type Progress } from '../progress';
 
 interface Peer {
   node_id: string;
@@ -20,13 +22,36 @@ function oneFile(positional: string[], usage: string): string {
   return file;
 }
 
+/** Passes bytes through unchanged, telling `progress` how many went by. */
+function counted(progress: Progress): Transform {
+  let done = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      done += chunk.length;
+      progress.update(done);
+      callback(null, chunk);
+    },
+  });
+}
+
+function bytesProgress(ctx: Context, label: string, total: number | undefined): Progress {
+  return progressLine({ stream: ctx.err, tty: ctx.errIsTTY === true, unit: 'bytes', label, ...(total !== undefined ? { total } : {}) });
+}
+
 async function snapshotSave(client: ApiClientOptions, file: string, ctx: Context): Promise<number> {
   const path = 'sys/storage/raft/snapshot';
   const res = await rawRequest(client, { method: 'GET', path });
   await failIfError(res, 'GET', urlOf(client, path));
+  const length = Number(res.headers['content-length']);
+  // A streamed snapshot has no length up front: then there is a rate but no ETA.
+  const progress = bytesProgress(ctx, 'Saving snapshot', Number.isSafeInteger(length) && length >= 0 ? length : undefined);
   // Written beside the target and renamed, so an interrupted save never leaves a torn file under FILE.
   const partial = `${file}.partial`;
-  await pipeline(res, createWriteStream(partial, { mode: 0o600 }));
+  try {
+    await pipeline(res, counted(progress), createWriteStream(partial, { mode: 0o600 }));
+  } finally {
+    progress.finish();
+  }
   await fsp.rename(partial, file);
   const { size } = await fsp.stat(file);
   ctx.out.write(`Snapshot saved to ${file} (${size} bytes)\n`);
@@ -36,11 +61,17 @@ async function snapshotSave(client: ApiClientOptions, file: string, ctx: Context
 async function snapshotRestore(client: ApiClientOptions, file: string, force: boolean, ctx: Context): Promise<number> {
   const { size } = await fsp.stat(file);
   const path = force ? 'sys/storage/raft/snapshot-force' : 'sys/storage/raft/snapshot';
-  const res = await rawRequest(client, {
-    method: 'POST', path, headers: { 'content-type': 'application/octet-stream', 'content-length': String(size) }, body: createReadStream(file),
-  });
-  await failIfError(res, 'POST', urlOf(client, path));
-  res.resume();
+  const progress = bytesProgress(ctx, 'Restoring snapshot', size);
+  try {
+    const body = createReadStream(file).pipe(counted(progress));
+    const res = await rawRequest(client, {
+      method: 'POST', path, headers: { 'content-type': 'application/octet-stream', 'content-length': String(size) }, body,
+    });
+    await failIfError(res, 'POST', urlOf(client, path));
+    res.resume();
+  } finally {
+    progress.finish();
+  }
   ctx.out.write(`Snapshot restored from ${file} (${size} bytes)\n`);
   return 0;
 }
