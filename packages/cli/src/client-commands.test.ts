@@ -123,6 +123,10 @@ describe('the strongroom client commands', () => {
     expect((await cli(['delete', 'plain/x'])).out).toBe('Success! Data deleted (if it existed) at: plain/x\n');
     expect(await cli(['read', 'plain/x'])).toMatchObject({ code: 2, err: 'No value found at plain/x\n' });
     expect(await cli(['write', 'plain/x'])).toMatchObject({ code: 1, err: expect.stringContaining('Must supply data or use -force') });
+    // Vault's -f is the short -force: a write that needs no data, such as creating a transit key.
+    await cli(['secrets', 'enable', 'transit']);
+    expect(await cli(['write', '-f', 'transit/keys/cli-key'])).toMatchObject({ code: 0 });
+    expect(JSON.parse((await cli(['read', '-format=json', 'transit/keys/cli-key'])).out).data.name).toBe('cli-key');
     // A value typed without its key may be a secret: the error gives its place, not its text.
     const typo = await cli(['write', 'plain/x', 'a=1', 's3cret-value']);
     expect(typo).toMatchObject({ code: 1, err: expect.stringContaining('data argument 2 is not key=value') });

@@ -37,13 +37,13 @@ export const logicalCommands: Command[] = [
     },
   },
   {
-    name: ['write'], summary: 'Write to any API path', client: true, output: true, booleans: ['force'],
+    name: ['write'], summary: 'Write to any API path', client: true, output: true, booleans: ['force', 'f'],
     help: `Usage: strongroom write [options] PATH [DATA...]
 
   Writes DATA to PATH and prints the answer, if there is one.
   ${DATA_FORMS}
 
-  -force        Write even with no data
+  -force, -f    Write even with no data
 
   Example:
     $ strongroom write transit/encrypt/app plaintext=$(base64 <<< "hello")
@@ -51,7 +51,7 @@ export const logicalCommands: Command[] = [
     async run(args, ctx) {
       const path = pathOf(args.positional, 'write');
       const data = parseValues(args.positional.slice(1), ctx.stdin);
-      if (Object.keys(data).length === 0 && !args.flags.has('force')) {
+      if (Object.keys(data).length === 0 && !args.flags.has('force') && !args.flags.has('f')) {
         throw new UsageError('Must supply data or use -force');
       }
       const { status, body } = await apiRequest(clientOf(args, ctx), 'PUT', path, data);
