@@ -12,21 +12,19 @@ function num(v: unknown): number {
 }
 
 /**
- * Replication families, read from the roles' status when scraped. One status read serves every
- * family of a scrape: prom-client collects each family in turn, so the first asks and the rest
- * reuse its answer while it is fresh.
+ * Replication families, read from the roles' status when scraped. A scrape collects every family
+ * at once (prom-client starts each family's collect before awaiting any), so the first asks and
+ * the others share its answer while it is on its way; the next scrape asks again.
  */
 export function replicationMetrics(registers: Registry[], parts: { core: Core; feed: CommitFeed; replication: ClusterReplication }): void {
   const { core, feed, replication } = parts;
-  let cached: { at: number; value: Promise<{ dr: Status; performance: Status } | null> } | null = null;
+  let pending: Promise<{ dr: Status; performance: Status } | null> | null = null;
   const status = () => {
-    const now = Date.now();
-    if (!cached || now - cached.at > 500) {
-      // A sealed node has no roles to read; a failed read shows as no replication, not a failed scrape.
-      const value = core.sealed ? Promise.resolve(null) : replication.status().catch(() => null);
-      cached = { at: now, value };
-    }
-    return cached.value;
+    // A sealed node has no roles to read; a failed read shows as no replication, not a failed scrape.
+    pending ??= (core.sealed ? Promise.resolve(null) : replication.status().catch(() => null)).finally(() => {
+      pending = null;
+    });
+    return pending;
   };
   /** When each secondary (by kind and id) was last seen caught up with the primary's last WAL. */
   const caughtUpAt = new Map<string, number>();
