@@ -1,6 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { DeployhostProjectEmulator } from '@strongroom/emulators';
 import { call, initAndUnseal, startTestServer, type TestServer } from '../test-support/servers';
 import { eventually, operatorSettings } from '../test-support/sync-support';
@@ -151,6 +151,25 @@ describe('metrics after traffic', () => {
     expect(kvReads.Count).toBeGreaterThanOrEqual(6);
     expect(kvReads.Sum).toBeGreaterThan(0);
     expect(kvReads.Mean).toBeCloseTo(kvReads.Sum / kvReads.Count);
+  });
+
+  it('exports every metric the Grafana dashboard queries', async () => {
+    const dashboard = JSON.parse(readFileSync(resolve(__dirname, '../../../../deploy/grafana/strongroom-dashboard.json'), 'utf8'));
+    expect(dashboard.templating.list.find((v: { name: string }) => v.name === 'datasource')).toMatchObject({ type: 'datasource', query: 'prometheus' });
+    const targets = (dashboard.panels as Array<{ type: string; targets?: Array<{ expr: string; datasource: { uid: string } }> }>)
+      .filter((p) => p.type !== 'row').flatMap((p) => p.targets ?? []);
+    expect(targets.length).toBeGreaterThan(20);
+    const { types } = await scrape();
+    const exported = (name: string) => types.has(name) ||
+      ['_count', '_sum', '_bucket'].some((suffix) => name.endsWith(suffix) && ['summary', 'histogram'].includes(types.get(name.slice(0, -suffix.length)) ?? ''));
+    const queried = new Set(targets.flatMap((target) => {
+      expect(target.datasource.uid).toBe('${datasource}');
+      return [...target.expr.matchAll(/\b(?:vault|strongroom|nodejs|process)_[A-Za-z0-9_]+/g)].map((m) => m[0]);
+    }));
+    expect([...queried].filter((name) => !exported(name))).toEqual([]);
+    // Every family this server exports under our names or Vault's has a panel.
+    const ours = [...types.keys()].filter((name) => /^(vault|strongroom)_/.test(name));
+    expect(ours.filter((name) => ![...queried].some((q) => q === name || q.startsWith(`${name}_`)))).toEqual([]);
   });
 
   it('refuses an unknown format, naming the field', async () => {
