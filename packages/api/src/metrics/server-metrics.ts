@@ -4,19 +4,16 @@ import type { RaftObserver } from '@strongroom/raft';
 import type { ClusterReplication } from '@strongroom/replication';
 import type { SnapshotObserver } from '@strongroom/snapshots';
 import type { SyncObserver } from '@strongroom/sync';
-import { collectDefaultMetrics, Counter, Gauge, Registry, Summary } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { replicationMetrics } from './replication-metrics';
+import { WindowedSummary, type SummarySeries } from './windowed-summary';
 
-/**
- * Vault's summaries: milliseconds, these quantiles, over a sliding window. Fewer age buckets
- * than Vault's five, since every observation is pushed into each bucket's digest.
- */
-const SUMMARY = { percentiles: [0.5, 0.9, 0.99], maxAgeSeconds: 600, ageBuckets: 3 };
+/** Vault's summaries: milliseconds, these quantiles, over the last ten minutes in five steps. */
+const SUMMARY = { percentiles: [0.5, 0.9, 0.99], maxAgeSeconds: 600, ageBuckets: 5 };
 
 /** Label of a request that never reached a mount (sealed, no mount at the path, bad input). */
 export const NO_MOUNT = 'none';
 
-type RequestChild = { observe(ms: number): void };
 
 /**
  * The metrics of one server: its own registry (tests run several servers in one process, so
@@ -29,13 +26,13 @@ type RequestChild = { observe(ms: number): void };
  */
 export class ServerMetrics {
   readonly registry = new Registry();
-  private readonly requests: Summary<'mount_type' | 'operation'>;
+  private readonly requests: WindowedSummary<'mount_type' | 'operation'>;
   private readonly failures: Counter<'mount_type' | 'operation'>;
   /** Label children resolved once per (mount type, operation): no string is built per request. */
-  private readonly children = new Map<string, Map<string, RequestChild>>();
-  private readonly commitTime: Summary;
+  private readonly children = new Map<string, Map<string, SummarySeries>>();
+  private readonly commitTime: WindowedSummary;
   private readonly applies: Counter;
-  private readonly snapshotDuration: Summary<'snapshot_config_name'>;
+  private readonly snapshotDuration: WindowedSummary<'snapshot_config_name'>;
   private readonly snapshotErrors: Counter<'snapshot_config_name'>;
   private readonly snapshotSize: Gauge<'snapshot_config_name'>;
   private readonly snapshotLastSuccess: Gauge<'snapshot_config_name'>;
@@ -50,7 +47,7 @@ export class ServerMetrics {
   constructor() {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
-    this.requests = new Summary({
+    this.requests = new WindowedSummary({
       name: 'vault_core_handle_request', help: 'Time to handle a request, in milliseconds, by mount type and operation',
       labelNames: ['mount_type', 'operation'], registers, ...SUMMARY,
     });
@@ -58,9 +55,9 @@ export class ServerMetrics {
       name: 'strongroom_core_handle_request_errors', help: 'Requests answered with an error status (4xx or 5xx), by mount type and operation',
       labelNames: ['mount_type', 'operation'], registers,
     });
-    this.commitTime = new Summary({ name: 'vault_raft_commitTime', help: 'Time from a proposal on the leader to its commit and apply, in milliseconds', registers, ...SUMMARY });
+    this.commitTime = new WindowedSummary({ name: 'vault_raft_commitTime', help: 'Time from a proposal on the leader to its commit and apply, in milliseconds', registers, ...SUMMARY });
     this.applies = new Counter({ name: 'vault_raft_apply', help: 'Entries this node proposed as leader and applied', registers });
-    this.snapshotDuration = new Summary({
+    this.snapshotDuration = new WindowedSummary({
       name: 'vault_autosnapshots_save_duration', help: 'Time to take and write an automated snapshot, in milliseconds',
       labelNames: ['snapshot_config_name'], registers, ...SUMMARY,
     });
