@@ -2,7 +2,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import express from 'express';
 import type { Core, Logger } from '@strongroom/core';
 import type { ClusterRouting } from '@strongroom/cluster';
-import { createDispatcher } from './dispatcher';
+import { createDispatcher, type DispatcherMetrics } from './dispatcher';
 import type { JsonLimits } from './http/json-body';
 import { defaultUiDir, mountWebUi } from './http/web-ui';
 
@@ -11,6 +11,7 @@ export interface AppOptions {
   jsonLimits?: JsonLimits;
   logger: Logger;
   cluster?: ClusterRouting;
+  metrics?: DispatcherMetrics;
   /** The built web UI; null serves none (a clear 503 under /ui/). Defaults to the ui package's build. */
   uiDir?: string | null;
 }

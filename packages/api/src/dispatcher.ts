@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import { Readable } from 'node:stream';
 import {
   BadRequestError, parseDurationSeconds, PayloadTooLargeError, StandbyError, UnsupportedMediaTypeError, UnsupportedOperationError,
-  type Core, type Logger, type Operation,
+  type Core, type Logger, type Operation, type RequestRoute,
 } from '@strongroom/core';
 import { MemberCallError } from '@strongroom/raft';
 import {
@@ -15,6 +15,8 @@ import { forwardedHeaders, forwardRequest, redirectToActive } from './http/forwa
 import { DEFAULT_JSON_LIMITS, parseJson, type JsonLimits } from './http/json-body';
 import { lingerAfter } from './http/linger';
 import { isListRequest } from './http/list-method';
+import { TextReply } from './http/text-reply';
+import { NO_MOUNT } from './metrics/server-metrics';
 
 export interface DispatcherOptions {
   maxRequestSize: number;
@@ -22,7 +24,18 @@ export interface DispatcherOptions {
   jsonLimits?: JsonLimits;
   logger: Logger;
   cluster?: ClusterRouting;
+  metrics?: DispatcherMetrics;
 }
+
+/** What the dispatcher reports to the server's metrics, and how this listener serves them. */
+export interface DispatcherMetrics {
+  /** Called once per request this node ran, when its answer is known. */
+  observeRequest(mountType: string, operation: string, ms: number, failed: boolean): void;
+  /** Set on a listener with `unauthenticated_metrics_access`: `sys/metrics` is answered here, without a token. */
+  unauthenticated?: (format: string) => Promise<{ status: number; body: unknown }>;
+}
+
+const METRICS_PATH = 'sys/metrics';
 
 const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' };
 /** A DR operation token attempt lives in the memory of the secondary's leader, which runs it. */
@@ -127,6 +140,11 @@ function wrapTtlOf(headers: IncomingHttpHeaders): number | undefined {
 }
 
 function send(res: ServerResponse, status: number, body: unknown, head: boolean): void {
+  if (body instanceof TextReply) {
+    res.writeHead(status, { 'content-type': body.contentType, 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body.text) });
+    res.end(head ? undefined : body.text);
+    return;
+  }
   if (body instanceof Readable) {
     res.writeHead(status, { 'content-type': 'application/octet-stream', 'cache-control': 'no-store' });
     if (head) {
@@ -196,7 +214,7 @@ function carriedOverCluster(req: IncomingMessage, path: string): boolean {
  * itself needs, since every API call goes through it.
  */
 export function createDispatcher(core: Core, options: DispatcherOptions) {
-  const { logger, maxRequestSize, cluster } = options;
+  const { logger, maxRequestSize, cluster, metrics } = options;
   const jsonLimits = options.jsonLimits ?? DEFAULT_JSON_LIMITS;
 
   /** Why this listener refuses the body of a request it read to forward, if it does. */
@@ -218,6 +236,10 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
     const rawPath = q === -1 ? url.slice(4) : url.slice(4, q);
     const search = q === -1 ? '' : url.slice(q + 1);
     const head = method === 'HEAD';
+    const startedAt = metrics ? performance.now() : 0;
+    // Filled in by the core as it routes the request; one small object per request, no strings.
+    const route: RequestRoute = { mountType: NO_MOUNT, operation: '' };
+    let mapped: Operation | 'unknown' = 'unknown';
     try {
       let path: string;
       try {
@@ -236,6 +258,7 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
       const { headers } = input;
       const contentType = headers['content-type'];
       const operation = operationOf(method, wantsList, contentType);
+      mapped = operation;
       let data = query;
       // Binary uploads (snapshots) stream through to their handler instead of being buffered.
       const binary = operation === 'update' && contentType === 'application/octet-stream';
@@ -255,10 +278,13 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
         ...(remoteAddress ? { remoteAddress } : {}),
         ...(binary ? { body: input.stream() } : {}),
         headers: { 'x-vault-namespace': headers['x-vault-namespace'] as string | undefined },
+        route,
       });
+      metrics?.observeRequest(route.mountType, route.operation || operation, performance.now() - startedAt, reply.status >= 400);
       return { status: reply.status, body: reply.body, head, close: false };
     } catch (err) {
       const reply = errorReply(err, logger, randomUUID());
+      metrics?.observeRequest(route.mountType, route.operation || mapped, performance.now() - startedAt, true);
       return { status: reply.status, body: reply.body, head, close: reply.status === 413 };
     }
   }
@@ -294,6 +320,10 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
     const headers: Array<[string, string]> = [['cache-control', 'no-store']];
     if (reply.close) headers.push(['connection', 'close']);
     if (body === null || body === undefined) return encodeForwardedResponse({ status, headers, body: Buffer.alloc(0) });
+    if (body instanceof TextReply) {
+      headers.push(['content-type', body.contentType]);
+      return encodeForwardedResponse({ status, headers, body: Buffer.from(body.text) });
+    }
     headers.push(['content-type', 'application/json']);
     return encodeForwardedResponse({ status, headers, body: Buffer.from(JSON.stringify(body)) });
   }
@@ -363,6 +393,29 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
 
   cluster?.serveCalls(serveCall);
 
+  /**
+   * A listener open to scrapers answers `sys/metrics` itself, with this node's own metrics, as
+   * Vault's does: no token, and no forwarding to the active node. A namespace is refused as in
+   * the core (the path is restricted to the root namespace).
+   */
+  async function serveMetricsUnauthenticated(
+    req: IncomingMessage, res: ServerResponse, search: string, render: (format: string) => Promise<{ status: number; body: unknown }>,
+  ): Promise<void> {
+    const head = req.method === 'HEAD';
+    try {
+      const namespace = req.headers['x-vault-namespace'];
+      if (typeof namespace === 'string' && namespace.replace(/^\/+|\/+$/g, '') !== '') {
+        throw new BadRequestError(`operation only available in the root namespace: ${METRICS_PATH}`);
+      }
+      const format = new URLSearchParams(search).get('format') ?? '';
+      const reply = await render(format);
+      send(res, reply.status, reply.body, head);
+    } catch (err) {
+      const reply = errorReply(err, logger, randomUUID());
+      send(res, reply.status, reply.body, head);
+    }
+  }
+
   return async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
     // A DR secondary has no active node: each node answers status itself, and the DR operations
     // (writes) go to the node that leads its Raft cluster, which runs its replication. So does
@@ -372,6 +425,10 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
     const q = url.indexOf('?');
     const path = q === -1 ? url.slice(4) : url.slice(4, q);
     const drRead = req.method === 'GET' || req.method === 'HEAD';
+    if (path === METRICS_PATH && metrics?.unauthenticated && drRead) {
+      await serveMetricsUnauthenticated(req, res, q === -1 ? '' : url.slice(q + 1), metrics.unauthenticated);
+      return;
+    }
     if (cluster && !core.active && !core.sealed && (!drSecondary || !drRead || path === DR_ATTEMPT_PATH)) {
       const local = drSecondary ? !path.startsWith('sys/replication/') : core.isLocalPath(path);
       // Just after a restart or an election a standby may not know the active node yet.

@@ -37,7 +37,7 @@ const SKIPPED: Array<{ mount: string; pattern: RegExp; ops?: readonly Operation[
   { mount: 'sys/', pattern: /^(seal|step-down)$/ },
   { mount: 'sys/', pattern: /^storage\/raft\/(join|remove-peer|snapshot-force|bootstrap\/answer)$/ },
   { mount: 'sys/', pattern: /^storage\/raft\/snapshot$/, ops: ['create', 'update'] },
-  { mount: 'sys/', pattern: /^replication\/dr\/(primary\/(enable|demote|disable)|secondary\/enable)$/ },
+  { mount: 'sys/', pattern: /^replication\/(dr|performance)\/(primary\/(enable|demote|disable)|secondary\/enable)$/ },
   { mount: 'sys/', pattern: /^audit\//, ops: ['create', 'update'] },
   { mount: 'auth/token/', pattern: /^revoke-self$/ },
   // Without its configuration a cloud1 engine calls the provider's real endpoints.

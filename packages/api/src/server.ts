@@ -18,11 +18,16 @@ import { ConfigError, type ListenerConfig, type ServerConfig, type TransitSealCo
 import { attachHttpServer } from './http/list-server';
 import { InFlight } from './http/in-flight';
 import { batchRequests } from './http/request-batch';
+import { metricsExtension } from './metrics/metrics-path';
+import { renderMetrics } from './metrics/render';
+import { ServerMetrics } from './metrics/server-metrics';
 import { serverSecretSync } from './sync-wiring';
 
 export interface RunningServer {
   core: Core;
   cluster: ClusterNode;
+  /** This server's metrics (its own registry), as `sys/metrics` serves them. */
+  metrics: ServerMetrics;
   /** `http(s)://host:port` of each listener, in config order. */
   addresses: string[];
   /** Resolves once this node is unsealed and active (it leads its cluster). */
@@ -78,7 +83,9 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   const logger = options.logger ?? createLogger({ name: 'strongroom' });
   const first = config.listeners[0] as ListenerConfig;
   const tickMs = Number(process.env['STRONGROOM_RAFT_TICK_MS'] ?? '') || undefined;
+  const metrics = new ServerMetrics();
   const cluster = new ClusterNode({
+    raftObserver: metrics.raft,
     dir: config.storage.path, nodeId: config.storage.nodeId, listen: first.clusterAddress, logger,
     ...(config.clusterAddr ? { clusterAddr: config.clusterAddr } : {}),
     ...(config.apiAddr ? { apiAddr: config.apiAddr } : {}),
@@ -96,12 +103,14 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     storage: cluster.storage, commits: cluster.feed, logger, engines: ENGINES, ha: cluster.hooks(), seals: await sealsOf(config, logger),
     extensions: [
       cluster.extension(),
-      (c) => automatedSnapshots({ storage: c.barrier, clock: c.clock, logger, source: () => cluster.snapshot() }),
-      (c) => serverSecretSync(c, cluster.feed, logger),
+      (c) => automatedSnapshots({ storage: c.barrier, clock: c.clock, logger, source: () => cluster.snapshot(), observer: metrics.snapshots }),
+      (c) => serverSecretSync(c, cluster.feed, logger, metrics.sync),
       replication.extension(),
+      () => metricsExtension(metrics.registry),
     ],
   });
   cluster.attach(core);
+  metrics.bind({ core, cluster, replication });
   const listening: Listening[] = [];
   const addresses: string[] = [];
   // The cluster starts once the API's address is known (a port may be chosen at bind time);
@@ -113,6 +122,10 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     for (const cfg of config.listeners) {
       const { listener } = createApp(core, {
         maxRequestSize: cfg.maxRequestSize, ...(cfg.jsonLimits ? { jsonLimits: cfg.jsonLimits } : {}), logger, cluster: cluster.routing(),
+        metrics: {
+          observeRequest: (mountType, operation, ms, failed) => metrics.observeRequest(mountType, operation, ms, failed),
+          ...(cfg.unauthenticatedMetricsAccess ? { unauthenticated: (format: string) => renderMetrics(metrics.registry, format) } : {}),
+        },
       });
       const l = await startListener(cfg, (req, res) => {
         if (started) listener(req, res);
@@ -159,7 +172,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       await new Promise((r) => setTimeout(r, 10));
     }
   };
-  const running: RunningServer = { core, cluster, addresses, close, waitActive };
+  const running: RunningServer = { core, cluster, metrics, addresses, close, waitActive };
   if (options.prepare) {
     try {
       await options.prepare(running);

@@ -1,7 +1,7 @@
 import { followLogical, type CommitFeed } from '@strongroom/cluster';
 import type { Core, Logger } from '@strongroom/core';
 import { loadMetadata, loadVersionData } from '@strongroom/engine-kv';
-import { coreMounts, secretSync, type SecretReader, type SyncFeed } from '@strongroom/sync';
+import { coreMounts, secretSync, type SecretReader, type SyncFeed, type SyncObserver } from '@strongroom/sync';
 
 /** Reads a KV v2 secret's current version through the KV engine's storage, for the sync queue. */
 export function kvSecretReader(core: Core): SecretReader {
@@ -25,6 +25,9 @@ export function syncFeed(feed: CommitFeed, core: Core): SyncFeed {
 }
 
 /** Secret sync on this server: its paths, and its queue following this node's commit feed while active. */
-export function serverSecretSync(core: Core, feed: CommitFeed, logger: Logger) {
-  return secretSync({ storage: core.barrier, mounts: coreMounts(core), reader: kvSecretReader(core), feed: syncFeed(feed, core), clock: core.clock, logger });
+export function serverSecretSync(core: Core, feed: CommitFeed, logger: Logger, observer?: SyncObserver) {
+  return secretSync({
+    storage: core.barrier, mounts: coreMounts(core), reader: kvSecretReader(core), feed: syncFeed(feed, core), clock: core.clock, logger,
+    ...(observer ? { observer } : {}),
+  });
 }

@@ -47,6 +47,8 @@ export interface ClusterNodeOptions {
   retryJoin?: RetryJoinLeader[];
   /** The commit feed's retained window (a replication primary's WAL): entries and bytes kept. */
   changeLog?: RaftNodeOptions['changeLog'];
+  /** Handed to every Raft node this member opens (the server's metrics). */
+  raftObserver?: RaftNodeOptions['observer'];
 }
 
 const TLS_FILE = 'tls.json';
@@ -306,6 +308,7 @@ export class ClusterNode implements ClusterControl {
       ...(this.options.tickMs ? { tickMs: this.options.tickMs } : {}),
       ...this.options.snapshots,
       ...(this.options.changeLog ? { changeLog: this.options.changeLog } : {}),
+      ...(this.options.raftObserver ? { observer: this.options.raftObserver } : {}),
       ...(start.peers ? { peers: start.peers } : {}),
       ...(start.bootstrap ? { bootstrap: { voters: [this.options.nodeId], learners: [] } } : {}),
       address: encodeAdvert(this.advert),

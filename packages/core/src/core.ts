@@ -135,6 +135,17 @@ export interface CoreRequest {
   wrapTtl?: number;
   /** A binary body, handed to the backend unread (snapshot uploads). */
   body?: Readable;
+  /**
+   * Filled in as the request is routed, for the caller's request metrics: the type of the mount
+   * that serves it and the operation the ACL saw (a write resolved to create or update). Left
+   * as given when the request never reached a mount.
+   */
+  route?: RequestRoute;
+}
+
+export interface RequestRoute {
+  mountType: string;
+  operation: Operation | '';
 }
 
 /** Work that runs only while this node is active: started on activation, stopped before it ends. */
@@ -842,6 +853,7 @@ export class Core {
       throw new NotFoundError(`no handler for route "${fullPath}": no mount serves this path`);
     }
     const { backend, entry, kind } = routed;
+    if (request.route) request.route.mountType = entry.type;
     // System paths take a trailing slash on writes (the vault CLI enables mounts that way).
     if ((op === 'update' || op === 'create' || op === 'patch') && path.endsWith('/') && entry.type !== 'system') {
       if (!forwarded) await this.requirePermitted(request, view, path, op);
@@ -878,6 +890,7 @@ export class Core {
       const resolved = backend.resolveWrite(match, req);
       req.operation = typeof resolved === 'string' ? resolved : await resolved;
     }
+    if (request.route) request.route.operation = req.operation;
     if (!backend.supports(match, req.operation)) {
       if (!forwarded && !backend.isUnauthenticated(match, req.operation)) await this.requirePermitted(request, view, path, req.operation);
       throw new UnsupportedOperationError();
@@ -969,6 +982,7 @@ export class Core {
   }
 
   private async handleSealed(path: string, request: CoreRequest): Promise<CoreReply> {
+    if (request.route) request.route.mountType = 'system';
     const match = this.systemBackend.match(path.slice('sys/'.length));
     if (!match) throw new NotFoundError();
     const req: BackendRequest = {

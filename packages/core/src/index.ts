@@ -35,7 +35,7 @@ export type { AutoSeal } from './seal/auto-seal';
 export { TransitSeal } from './seal/transit-seal';
 export type { TransitSealOptions } from './seal/transit-seal';
 export { Core, PERIODIC_INTERVAL_MS, SYSTEM_DEFAULT_TTL, SYSTEM_MAX_TTL, VERSION } from './core';
-export type { BackgroundService, CoreExtension, CoreOptions, CoreReply, CoreRequest, HaHooks, LeaderInfo, ReplicationRoles } from './core';
+export type { BackgroundService, CoreExtension, CoreOptions, CoreReply, CoreRequest, HaHooks, LeaderInfo, ReplicationRoles, RequestRoute } from './core';
 export type { MountConfig, MountEntry } from './mounts/mount-table';
 export type { KeyScope } from './replication/key-scope';
 export type { ForwardedWrite } from './replication/forwarding';

@@ -7,7 +7,7 @@ export type {
   Ready, Role, SnapshotMeta, SoftState, Status,
 } from './core';
 export { RaftNode } from './node/raft-node';
-export type { NodeStats, NodeStatus, RaftNodeOptions } from './node/raft-node';
+export type { NodeStats, NodeStatus, RaftNodeOptions, RaftObserver } from './node/raft-node';
 export { encodeTxn } from './node/command';
 export type { Check } from './node/command';
 export { NodeClosedError, NodeRemovedError, OutcomeUnknownError, RaftTimeoutError, SnapshotRestoreError } from './node/errors';

@@ -151,6 +151,12 @@ export class ClusterReplication {
     });
   }
 
+  /** Both roles' status as `sys/replication/status` shows it (the server's metrics read it); null before the core is built. */
+  async status(): Promise<{ dr: Record<string, unknown>; performance: Record<string, unknown> } | null> {
+    if (!this.dr || !this.performance) return null;
+    return { dr: await this.dr.status(), performance: await this.performance.status() };
+  }
+
   async close(): Promise<void> {
     this.offFeed?.();
     for (const runtime of this.runtimes) await runtime.close();

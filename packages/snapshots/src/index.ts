@@ -3,7 +3,7 @@ export type { SnapshotConfig, StorageType } from './config';
 export { automatedSnapshots } from './extension';
 export { snapshotAutoPaths } from './paths';
 export { SnapshotScheduler, snapshotName } from './scheduler';
-export type { SchedulerOptions } from './scheduler';
+export type { SchedulerOptions, SnapshotObserver } from './scheduler';
 export { statusView } from './status';
 export type { SnapshotStatus } from './status';
 export { openTarget } from './targets';

@@ -22,6 +22,13 @@ export interface SchedulerOptions {
   /** The same stream `sys/storage/raft/snapshot` returns. */
   source: () => Promise<Readable>;
   openTarget?: (config: SnapshotConfig) => SnapshotTarget;
+  /** Told of each attempt that ran to its end (metrics; must not throw or block). */
+  observer?: SnapshotObserver;
+}
+
+/** One finished attempt of configuration `config`, for whoever keeps metrics. */
+export interface SnapshotObserver {
+  attempted(config: string, outcome: { durationMs: number; bytes: number; failed: boolean; at: number }): void;
 }
 
 interface Job {
@@ -68,6 +75,7 @@ export class SnapshotScheduler {
   private readonly logger: Logger;
   private readonly source: () => Promise<Readable>;
   private readonly openTarget: (config: SnapshotConfig) => SnapshotTarget;
+  private readonly observer: SnapshotObserver | undefined;
   private readonly jobs = new Map<string, Job>();
   /** Serializes the read-modify-write of one configuration's records. */
   private readonly lock = new KeyedMutex();
@@ -82,6 +90,7 @@ export class SnapshotScheduler {
     this.logger = options.logger;
     this.source = options.source;
     this.openTarget = options.openTarget ?? defaultOpenTarget;
+    this.observer = options.observer;
   }
 
   /** Returns at once: settling interrupted attempts may wait on a slow destination. */
@@ -255,6 +264,7 @@ export class SnapshotScheduler {
       return { config, target, file, failure };
     });
     if (!begun) return;
+    const startedAt = performance.now();
     const { config, target, file } = begun;
     let size = 0;
     let error = begun.failure;
@@ -276,6 +286,7 @@ export class SnapshotScheduler {
     const url = target?.url(file) ?? '';
     if (error) this.logger.warn('automated snapshot failed', { config: name, error });
     else this.logger.info('automated snapshot written', { config: name, url, bytes: size });
+    this.observer?.attempted(name, { durationMs: performance.now() - startedAt, bytes: size, failed: error !== '', at: this.clock.now() });
     await this.finish(name, { url, size, error });
   }
 

@@ -13,7 +13,7 @@ import { syncPaths } from './paths';
 import { startPurge } from './purge';
 import { DEFAULT_RECONCILE_BATCH, DEFAULT_RECONCILE_INTERVAL_MS, Reconciler } from './reconciler';
 import { SyncQueue } from './sync-queue';
-import { SyncRunner } from './sync-runner';
+import { SyncRunner, type SyncObserver } from './sync-runner';
 import { SyncService } from './sync-service';
 
 export interface SecretSyncOptions {
@@ -35,6 +35,8 @@ export interface SecretSyncOptions {
   logger?: Logger;
   /** The most associations a reconciliation round reads at their destinations. */
   reconcileBatch?: number;
+  /** Told of the queue and of each operation's outcome (the server's metrics). */
+  observer?: SyncObserver;
 }
 
 /** The mount tables of a core, as sync reads them. */
@@ -75,7 +77,11 @@ export function secretSync(options: SecretSyncOptions): CoreExtension {
   const queue = new SyncQueue(storage, () => clock.now(), (ops, phase) => associations.index.note(ops, phase));
   const clients = options.clients ?? defaultClients;
   const logger = options.logger ?? silentLogger;
-  const runnerDeps = { queue, associations, destinations, mounts: options.mounts, reader: options.reader, clients, settings, clock };
+  const runnerDeps = {
+    queue, associations, destinations, mounts: options.mounts, reader: options.reader, clients, settings, clock,
+    ...(options.observer ? { observer: options.observer } : {}),
+  };
+  options.observer?.queue?.(() => queue.size());
   const runner = new SyncRunner(runnerDeps);
   const reconciler = new Reconciler({ ...runnerDeps, storage, logger, batch: options.reconcileBatch ?? DEFAULT_RECONCILE_BATCH });
   const service = new SyncService({

@@ -26,6 +26,7 @@ export type { SyncConfig } from './sync-config';
 export { backoffMs, SyncQueue } from './sync-queue';
 export type { SyncOperation } from './sync-queue';
 export { externalSecrets, SyncRunner } from './sync-runner';
+export type { SyncObserver } from './sync-runner';
 export { SyncService } from './sync-service';
 export { parseTemplate, PLACEHOLDERS, renderTemplate } from './template';
 export type { Placeholder, SecretNameTemplate } from './template';

@@ -4,7 +4,7 @@ import { associationId, putAssociationOps, refOf, type Association, type Associa
 import { DestinationError, type DestinationClient, type DestinationClientFactory } from './clients/destination-client';
 import { sameTarget, type Destination } from './destination';
 import { putDestinationOps, type DestinationStore } from './destination-store';
-import { TYPE_SPECS, type SyncSettings } from './destination-types';
+import { TYPE_SPECS, type DestinationType, type SyncSettings } from './destination-types';
 import { isKvV2, type SecretReader, type SecretState, type SyncMount, type SyncMounts } from './host';
 import { backoffMs, type SyncOperation, type SyncQueue } from './sync-queue';
 import { parseTemplate, renderTemplate } from './template';
@@ -18,6 +18,15 @@ export interface SyncRunnerDeps {
   clients: DestinationClientFactory;
   settings: SyncSettings;
   clock: Clock;
+  observer?: SyncObserver;
+}
+
+/** What secret sync tells whoever keeps metrics (calls must not throw or block). */
+export interface SyncObserver {
+  /** Once, at setup: how to read the number of operations waiting in the queue. */
+  queue?(depth: () => Promise<number>): void;
+  /** An operation against a destination of `type` ran and left its secrets `status`. */
+  operation?(type: DestinationType, status: SyncStatus): void;
 }
 
 interface Wanted {
@@ -88,6 +97,7 @@ export class SyncRunner {
           for (const name of op.names ?? []) await client.remove(name);
         });
         await queue.exclusive(async (t) => t.complete(op));
+        this.deps.observer?.operation?.(op.type, 'UNSYNCED');
         return true;
       }
       const ref = refOf(op);
@@ -129,6 +139,7 @@ export class SyncRunner {
         a.synced_version = state.live ? state.version : 0;
         delete a.last_error;
       });
+      this.deps.observer?.operation?.(op.type, state.live ? 'SYNCED' : 'UNSYNCED');
       return true;
     } catch (err) {
       const status: SyncStatus = err instanceof DestinationError ? err.status : 'INTERNAL_VAULT_ERROR';
@@ -145,6 +156,7 @@ export class SyncRunner {
         a.updated_at = this.deps.clock.now();
         t.write(putAssociationOps(a));
       });
+      this.deps.observer?.operation?.(op.type, status);
       return false;
     }
   }

@@ -581,3 +581,38 @@ describe('replication', () => {
     await expectRejected(minimalHcl('replication {\n  logshipper_buffer_size = "lots"\n}'), 'replication.logshipper_buffer_size', 'must be a positive size such as "512mb", "1gb" or a number of bytes');
   });
 });
+
+describe('telemetry', () => {
+  it('reads a listener\'s unauthenticated_metrics_access, in HCL and JSON, for that listener only', async () => {
+    const hcl = await parseConfig(
+      `${minimalHcl('', 'tls_disable = true\n  telemetry {\n    unauthenticated_metrics_access = true\n  }')}listener "tcp" {\n  address = "127.0.0.1:8300"\n  tls_disable = true\n}\n`,
+      'c.hcl',
+    );
+    expect(hcl.listeners.map((l) => l.unauthenticatedMetricsAccess)).toEqual([true, undefined]);
+    expect(hcl.warnings).toEqual([]);
+    const json = await parseConfig(JSON.stringify({
+      storage: { raft: { path: '/data' } }, listener: { tcp: { tls_disable: true, telemetry: { unauthenticated_metrics_access: 'false' } } },
+    }), 'c.json');
+    expect(json.listeners[0]?.unauthenticatedMetricsAccess).toBeUndefined();
+    expect(json.warnings).toEqual([]);
+  });
+
+  it('refuses what a listener\'s telemetry block cannot hold, naming the field', async () => {
+    const inListener = (body: string) => minimalHcl('', `tls_disable = true\n  ${body}`);
+    await expectRejected(inListener('telemetry {\n unauthenticated_metrics_access = "sometimes"\n}'),
+      'listener.tcp[0].telemetry.unauthenticated_metrics_access', 'must be a boolean (true/false, or "true"/"false"/"1"/"0")');
+    await expectRejected(inListener('telemetry {\n prometheus_retention_time = "24h"\n}'),
+      'listener.tcp[0].telemetry.prometheus_retention_time', 'unknown setting (a listener\'s telemetry block takes only unauthenticated_metrics_access)');
+    await expectRejected(inListener('telemetry = "on"'), 'listener.tcp[0].telemetry', 'must be a block');
+    await expectRejected(inListener('telemetry {\n}\n  telemetry {\n}'), 'listener.tcp[0].telemetry', 'may be given only once');
+  });
+
+  it('accepts Vault\'s top-level telemetry block quietly: the metrics are always served at sys/metrics', async () => {
+    const config = await parseConfig(
+      minimalHcl('telemetry {\n  prometheus_retention_time = "24h"\n  disable_hostname = true\n  usage_gauge_period = "10m"\n}'),
+      'c.hcl',
+    );
+    expect(config.warnings).toEqual([]);
+    await expectRejected(minimalHcl('telemetry = 3'), 'telemetry', 'must be a block');
+  });
+});

@@ -22,6 +22,8 @@ export interface ListenerConfig {
   jsonLimits?: JsonLimits;
   /** Where the cluster (Raft) port listens; by default the API port plus one on the same host. */
   clusterAddress: { host: string; port: number };
+  /** `telemetry { unauthenticated_metrics_access = true }`: `sys/metrics` answers without a token here. */
+  unauthenticatedMetricsAccess?: boolean;
 }
 
 export interface RaftStorageConfig {
@@ -116,7 +118,9 @@ const VAULT_RETRY_JOIN_KEYS: Record<string, string> = {
 const TCP_KEYS = new Set([
   'address', 'cluster_address', 'tls_cert_file', 'tls_key_file', 'tls_disable', 'max_request_size',
   'max_json_depth', 'max_json_string_value_length', 'max_json_object_entry_count', 'max_json_array_element_count',
+  'telemetry',
 ]);
+const LISTENER_TELEMETRY_KEYS = new Set(['unauthenticated_metrics_access']);
 const JSON_LIMIT_SETTINGS: Array<[string, keyof JsonLimits]> = [
   ['max_json_depth', 'maxDepth'],
   ['max_json_string_value_length', 'maxStringLength'],
@@ -126,7 +130,9 @@ const JSON_LIMIT_SETTINGS: Array<[string, keyof JsonLimits]> = [
 
 // Accepted without a word: they tune the process rather than the server's behaviour, and
 // nearly every Vault config file sets them, so warning about them would only be noise.
-const SILENT_TOP_LEVEL_KEYS = new Set(['disable_mlock', 'log_level']);
+// A top-level `telemetry` block configures Vault's metric sinks; Strongroom always serves its
+// metrics at `sys/metrics`, so the block's settings have nothing left to change.
+const SILENT_TOP_LEVEL_KEYS = new Set(['disable_mlock', 'log_level', 'telemetry']);
 
 // Settings Vault understands but Strongroom does not. A config written for Vault should
 // still start (with a warning) rather than force the operator to strip it first; anything
@@ -142,7 +148,7 @@ const VAULT_TOP_LEVEL_KEYS = new Set([
   'log_rotate_duration', 'log_rotate_max_files', 'max_lease_ttl', 'pid_file',
   'plugin_directory', 'plugin_file_permissions', 'plugin_file_uid', 'plugin_tmpdir',
   'post_unseal_trace_directory', 'raw_storage_endpoint', 'reporting',
-  'service_registration', 'telemetry', 'user_lockout',
+  'service_registration', 'user_lockout',
 ]);
 const VAULT_RAFT_KEYS = new Set([
   'autopilot_reconcile_interval', 'autopilot_redundancy_zone', 'autopilot_update_interval',
@@ -156,7 +162,7 @@ const VAULT_TCP_KEYS = new Set([
   'http_write_timeout', 'inflight_requests_logging', 'max_request_duration', 'profiling',
   'proxy_protocol_authorized_addrs', 'proxy_protocol_behavior', 'redact_addresses',
   'redact_cluster_name', 'redact_version', 'replication_status_endpoints', 'require_request_header',
-  'telemetry', 'tls_cipher_suites', 'tls_client_ca_file', 'tls_disable_client_certs',
+  'tls_cipher_suites', 'tls_client_ca_file', 'tls_disable_client_certs',
   'tls_max_version', 'tls_min_version', 'tls_prefer_server_cipher_suites',
   'tls_require_and_verify_client_cert', 'x_forwarded_for_authorized_addrs',
   'x_forwarded_for_client_cert_header', 'x_forwarded_for_client_cert_header_decoder',
@@ -294,6 +300,7 @@ class Validator {
       else this.fail(key, 'unknown setting');
     }
     this.optionalBool(raw, 'disable_mlock', 'disable_mlock');
+    this.unlabeledBlock(raw['telemetry'], 'telemetry');
     this.optionalString(raw, 'log_level', 'log_level');
 
     const storage = await this.storage(raw['storage']);
@@ -450,7 +457,32 @@ class Validator {
     if (tlsCertFile !== undefined) listener.tlsCertFile = tlsCertFile;
     if (tlsKeyFile !== undefined) listener.tlsKeyFile = tlsKeyFile;
     listener.jsonLimits = this.jsonLimits(body, prefix);
+    if (this.listenerTelemetry(body['telemetry'], `${prefix}.telemetry`)) listener.unauthenticatedMetricsAccess = true;
     return listener;
+  }
+
+  /** A listener's `telemetry` block; true when it opens `sys/metrics` to callers without a token. */
+  private listenerTelemetry(value: unknown, field: string): boolean {
+    const body = this.unlabeledBlock(value, field);
+    if (!body) return false;
+    for (const key of Object.keys(body)) {
+      if (!LISTENER_TELEMETRY_KEYS.has(key)) this.fail(`${field}.${key}`, 'unknown setting (a listener\'s telemetry block takes only unauthenticated_metrics_access)');
+    }
+    return this.optionalBool(body, 'unauthenticated_metrics_access', `${field}.unauthenticated_metrics_access`) ?? false;
+  }
+
+  /**
+   * A block without a label (`telemetry { ... }`): HCL hands it over as a one-element list,
+   * JSON as an object. Given twice, it is refused rather than merged.
+   */
+  private unlabeledBlock(value: unknown, field: string): Obj | undefined {
+    if (value === undefined || value === null) return undefined;
+    const list = Array.isArray(value) ? value : [value];
+    if (list.length === 0) return undefined;
+    if (list.length > 1) this.fail(field, 'may be given only once');
+    const body = list[0];
+    if (!isObj(body)) this.fail(field, 'must be a block');
+    return body;
   }
 
   private jsonLimits(body: Obj, prefix: string): JsonLimits {

@@ -78,6 +78,14 @@ export interface RaftNodeOptions {
   logStore?: LogStore;
   /** Overrides for the remaining core settings (message limits, pre-vote, random source). */
   raft?: Partial<RaftConfig>;
+  /** Told of each of this node's own proposals as it applies (metrics; must not throw or block). */
+  observer?: RaftObserver;
+}
+
+/** Timings of the node's own work, for whoever keeps metrics; the node knows nothing of their format. */
+export interface RaftObserver {
+  /** A proposal made on this node (as leader) was committed and applied here, `elapsedMs` after it was made. */
+  committed(elapsedMs: number): void;
 }
 
 export interface NodeStatus extends Status {
@@ -106,6 +114,8 @@ export interface NodeStats {
 interface Pending {
   term: number;
   deadline: number;
+  /** `performance.now()` when proposed: a measurement, so the monotonic timer, not the clock. */
+  proposedAt: number;
   resolve(ok: boolean): void;
   reject(err: unknown): void;
 }
@@ -698,7 +708,10 @@ export class RaftNode {
       if (!p) continue;
       this.pending.delete(e.index);
       const ok = outcome.results[i] ?? true;
-      if (p.term === e.term) (own ??= new Set()).add(e.index);
+      if (p.term === e.term) {
+        (own ??= new Set()).add(e.index);
+        this.options.observer?.committed(performance.now() - p.proposedAt);
+      }
       const settle = p.term === e.term ? () => p.resolve(ok) : () => p.reject(new ProposalDroppedError(`entry ${e.index} was applied from term ${e.term}, not ${p.term}`));
       // A conf change settles after advance(), so that its caller sees the core apply it too;
       // any other write is answered now, not after the log write running beside this apply.
@@ -914,7 +927,7 @@ export class RaftNode {
   private track(index: number, term: number): Promise<boolean> {
     this.schedule();
     return new Promise<boolean>((resolve, reject) => {
-      this.pending.set(index, { term, deadline: this.clock.now() + this.proposalTimeoutMs, resolve, reject });
+      this.pending.set(index, { term, deadline: this.clock.now() + this.proposalTimeoutMs, proposedAt: performance.now(), resolve, reject });
     });
   }
 
