@@ -18,6 +18,12 @@ listener "tcp" {
   address         = "0.0.0.0:8200"
   cluster_address = "0.0.0.0:8201"
   tls_disable     = true
+
+  # Prometheus scrapes sys/metrics without a token on this listener (the compose networks
+  # only). A DR secondary answers sys/metrics nowhere else, since it serves no other path.
+  telemetry {
+    unauthenticated_metrics_access = true
+  }
 }
 
 seal "transit" {
