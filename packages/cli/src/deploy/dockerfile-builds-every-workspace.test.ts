@@ -3,42 +3,9 @@
  * fails unless every workspace the lockfile names has its manifest copied first, so a new
  * workspace must be added there too; and the runtime stage keeps what the deployment relies on.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-
-const ROOT = resolve(__dirname, '../../../..');
-const DOCKERFILE = readFileSync(join(ROOT, 'deploy/Dockerfile'), 'utf8');
-
-/** Instructions with their continuation lines joined, comments dropped. */
-function instructions(text: string): string[] {
-  const out: string[] = [];
-  let pending = '';
-  for (const raw of text.split('\n')) {
-    const line = raw.trim();
-    if (line.startsWith('#') && pending === '') continue;
-    if (line === '') continue;
-    pending += (pending ? ' ' : '') + line.replace(/\\$/, '').trim();
-    if (!line.endsWith('\\')) {
-      out.push(pending);
-      pending = '';
-    }
-  }
-  return out;
-}
-
-/** The instructions of each stage, by its `AS` name. */
-function stages(): Map<string, string[]> {
-  const map = new Map<string, string[]>();
-  let current: string[] | undefined;
-  for (const ins of instructions(DOCKERFILE)) {
-    const from = /^FROM\s+\S+\s+AS\s+(\S+)$/i.exec(ins);
-    if (from) {
-      current = [ins];
-      map.set(from[1] as string, current);
-    } else current?.push(ins);
-  }
-  return map;
-}
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { dockerfileInstructions as instructions, dockerfileStages as stages, ROOT } from './test-support/dockerfile';
 
 function workspaceDirs(): string[] {
   return ['packages', 'packages/engines'].flatMap((parent) =>
@@ -60,11 +27,10 @@ it('has the runtime stage last (the default target) on Node 24, installing produ
   const all = [...stages().keys()];
   expect(all.at(-1)).toBe('runtime');
   expect(all).toEqual(expect.arrayContaining(['build', 'emulators', 'runtime']));
-  expect(instructions(DOCKERFILE).find((i) => i.startsWith('ARG NODE_IMAGE='))).toMatch(/^ARG NODE_IMAGE=node:24[\w.-]*-slim$/);
+  expect(instructions().find((i) => i.startsWith('ARG NODE_IMAGE='))).toMatch(/^ARG NODE_IMAGE=node:24[\w.-]*-slim$/);
   const runtime = stages().get('runtime') ?? [];
   expect(runtime.some((i) => /^RUN npm ci --omit=dev\b/.test(i))).toBe(true);
-  // The server loads the .proto files from beside the packages.
-  expect(runtime).toContain('COPY --from=build /src/proto/ proto/');
+  expect(runtime).toContain('COPY --from=build /out/ ./');
 });
 
 it('runs as a non-root user, stops on SIGTERM, checks its health and starts through the entrypoint', () => {
@@ -78,7 +44,7 @@ it('runs as a non-root user, stops on SIGTERM, checks its health and starts thro
 });
 
 it('gives every container of the topology the same uid, so nodes can read the seal tokens bootstrap writes', () => {
-  const uids = instructions(DOCKERFILE).flatMap((i) => [...i.matchAll(/useradd [^&]*--uid (\d+)/g)].map((m) => m[1]));
+  const uids = instructions().flatMap((i) => [...i.matchAll(/useradd [^&]*--uid (\d+)/g)].map((m) => m[1]));
   expect(uids).toHaveLength(2);
   expect(new Set(uids).size).toBe(1);
 });

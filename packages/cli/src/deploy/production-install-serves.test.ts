@@ -1,17 +1,18 @@
 /**
- * What the image's runtime stage does, done here in a temporary directory: the workspaces'
- * manifests and built output, `npm ci --omit=dev --ignore-scripts`, then a server from that
+ * What the image does, done here in a temporary directory: the build stage's step that lays
+ * out the workspaces' manifests and built output (run from deploy/Dockerfile itself), the
+ * runtime stage's `npm ci --omit=dev --ignore-scripts`, then a server from that
  * tree initializes, unseals and serves transit. It fails when a package the server needs at run
  * time is only a dev dependency, or when the built tree misses a file the server reads
  * (`npm test` builds first, so the built output is current).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { freePort } from '../test-support/cli-runner';
+import { ROOT, runtimeTreeStep } from './test-support/dockerfile';
 
-const ROOT = resolve(__dirname, '../../../..');
 const MINUTES = 60_000;
 
 let dir: string;
@@ -30,29 +31,22 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** The runtime stage's copy step: manifests, dist and bin of every workspace; no sources. */
+/** The build stage's own step that lays out the runtime's tree, run here into `to`. */
 function copyBuiltTree(to: string): void {
-  for (const file of ['package.json', 'package-lock.json']) cpSync(join(ROOT, file), join(to, file));
-  cpSync(join(ROOT, 'proto'), join(to, 'proto'), { recursive: true });
-  for (const parent of ['packages', 'packages/engines']) {
-    for (const name of readdirSync(join(ROOT, parent))) {
-      const ws = `${parent}/${name}`;
-      if (!statSync(join(ROOT, ws, 'package.json'), { throwIfNoEntry: false })?.isFile()) continue;
-      mkdirSync(join(to, ws), { recursive: true });
-      cpSync(join(ROOT, ws, 'package.json'), join(to, ws, 'package.json'));
-      for (const out of ['dist', 'bin']) {
-        if (existsSync(join(ROOT, ws, out))) cpSync(join(ROOT, ws, out), join(to, ws, out), { recursive: true });
-      }
-    }
-  }
+  const step = runtimeTreeStep().replaceAll('/out', to);
+  const r = spawnSync('sh', ['-c', step], { cwd: ROOT, encoding: 'utf8', timeout: MINUTES });
+  expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
 }
+
+let log = '';
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
   const deadline = Date.now() + 2 * MINUTES;
   for (;;) {
     const value = await probe().catch(() => undefined);
     if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not in time`);
+    if (server && (server.exitCode !== null || server.signalCode !== null)) throw new Error(`${what}: the server exited:\n${log}`);
+    if (Date.now() > deadline) throw new Error(`${what}: not in time; the server said:\n${log}`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }
@@ -81,7 +75,6 @@ it('gives a server that initializes, unseals and serves transit', async () => {
   server = spawn(process.execPath, ['packages/cli/bin/strongroom.js', 'server', `-config=${join(dir, 'server.hcl')}`], {
     cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let log = '';
   server.stdout!.on('data', (d: Buffer) => { log += d.toString(); });
   server.stderr!.on('data', (d: Buffer) => { log += d.toString(); });
 
@@ -91,6 +84,8 @@ it('gives a server that initializes, unseals and serves transit', async () => {
       method,
       headers: { 'content-type': 'application/json', ...(token ? { 'x-vault-token': token } : {}) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      // A server that accepts and never answers must fail the probe, not hang it.
+      signal: AbortSignal.timeout(20_000),
     });
 
   await until('the server answers', async () => ((await call('GET', 'sys/health')).status === 501 ? true : undefined));
@@ -104,7 +99,7 @@ it('gives a server that initializes, unseals and serves transit', async () => {
     return res.status === 200 ? ((await res.json()) as { data: { ciphertext: string } }).data.ciphertext : undefined;
   });
   expect(encrypted).toMatch(/^vault:v1:/);
-  expect((await fetch(`http://127.0.0.1:${apiPort}/ui/`)).status).toBe(200);
+  expect((await fetch(`http://127.0.0.1:${apiPort}/ui/`, { signal: AbortSignal.timeout(20_000) })).status).toBe(200);
 
   const exited = new Promise<number | null>((r) => server!.once('exit', (code) => r(code)));
   server.kill('SIGTERM');
