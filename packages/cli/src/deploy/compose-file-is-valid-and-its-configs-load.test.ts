@@ -247,7 +247,7 @@ describe('docker-compose.yml', () => {
   it('runs bootstrap once, after the nodes have started (they are sealed until it runs) and the emulators answer', () => {
     const b = service('bootstrap');
     expect(b.restart).toBe('no');
-    expect(b.command).toEqual(['node', 'scripts/bootstrap', '--topology', 'deploy/topology.json',
+    expect(b.command).toEqual(['scripts/bootstrap', '--topology', 'deploy/topology.json',
       '--operator-dir', '/strongroom/operator', '--seal-token-dir', '/strongroom/seal']);
     const deps = b.depends_on as Record<string, { condition: string }>;
     for (const name of NODES) expect(`${name}: ${deps[name]?.condition}`).toBe(`${name}: service_started`);
