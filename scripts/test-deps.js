@@ -24,6 +24,18 @@ const DEBIAN_PACKAGES = [
     check: ['/usr/bin/chromium', ['--version']],
     neededBy: 'packages/ui/e2e',
   },
+  {
+    name: 'docker-compose',
+    // Compose's own parser validates docker-compose.yml; `config` needs no Docker engine.
+    check: ['/usr/bin/docker-compose', ['version']],
+    neededBy: 'packages/cli/src/deploy',
+  },
+  {
+    name: 'systemd',
+    // systemd-analyze verify checks deploy/strongroom.service as systemd would load it.
+    check: ['/usr/bin/systemd-analyze', ['--version']],
+    neededBy: 'packages/cli/src/deploy',
+  },
 ];
 
 function commandSucceeds([file, args]) {
