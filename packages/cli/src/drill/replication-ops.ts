@@ -1,0 +1,128 @@
+import { call, errorsOf, must, poll } from './http';
+import type { DrillCluster, DrillNode } from './target';
+
+/** Reads and operations on a cluster's replication roles, as any operator would make them over the API. */
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+export const DR = 'sys/replication/dr';
+export const PERF = 'sys/replication/performance';
+
+export async function replicationStatus(addr: string, kind: 'dr' | 'performance'): Promise<Json> {
+  const r = await call(addr, 'GET', `sys/replication/${kind}/status`, { timeoutMs: 5_000 });
+  if (r.status !== 200) throw new Error(`${kind} status on ${addr} answered ${errorsOf(r)}`);
+  return r.json.data;
+}
+
+/** The first node of the cluster that answers; a cluster's role reads the same on each. */
+export async function anyNode<T>(cluster: DrillCluster, read: (n: DrillNode) => Promise<T>): Promise<T> {
+  let last: unknown;
+  for (const n of cluster.nodes) {
+    try {
+      return await read(n);
+    } catch (err) {
+      last = err;
+    }
+  }
+  throw new Error(`no node of the ${cluster.name} cluster answered: ${(last as Error | undefined)?.message ?? 'no nodes'}`);
+}
+
+export async function drMode(cluster: DrillCluster): Promise<string> {
+  return anyNode(cluster, async (n) => (await replicationStatus(n.apiAddr, 'dr')).mode as string);
+}
+
+/** The cluster's active node, once one serves (sys/health 200). */
+export async function activeNode(cluster: DrillCluster, timeoutMs: number): Promise<DrillNode> {
+  return poll(`an active node in the ${cluster.name} cluster`, timeoutMs, async () => {
+    for (const n of cluster.nodes) {
+      const h = await call(n.apiAddr, 'GET', 'sys/health', { timeoutMs: 3_000 }).catch(() => null);
+      if (h?.status === 200) return n;
+    }
+    return undefined;
+  }, 250);
+}
+
+/** The node of a DR secondary that streams from its primary (its Raft leader), with its status. */
+export async function streamingSecondary(cluster: DrillCluster, timeoutMs: number): Promise<{ node: DrillNode; status: Json }> {
+  return poll(`the ${cluster.name} cluster to stream from its primary`, timeoutMs, async () => {
+    for (const n of cluster.nodes) {
+      const s = await replicationStatus(n.apiAddr, 'dr').catch(() => null);
+      if (s?.mode === 'secondary' && s.state === 'stream-wals' && s.connection_state === 'ready') return { node: n, status: s };
+    }
+    return undefined;
+  }, 250);
+}
+
+/**
+ * Waits until the secondary holds everything the primary has written: the same last WAL and
+ * Merkle root. With no writes meanwhile, that is every acknowledged write.
+ */
+export async function caughtUp(primary: DrillCluster, secondary: DrillCluster, timeoutMs: number): Promise<{ lastWal: number; lastRemoteWal: number }> {
+  let seen = '';
+  try {
+    return await poll(`the ${secondary.name} cluster to catch up with the ${primary.name} cluster`, timeoutMs, async () => {
+      const active = await activeNode(primary, 5_000);
+      const p = await replicationStatus(active.apiAddr, 'dr');
+      const { status: s } = await streamingSecondary(secondary, 5_000);
+      seen = `last_wal ${p.last_wal}, last_remote_wal ${s.last_remote_wal}`;
+      return s.last_remote_wal === p.last_wal && s.merkle_root === p.merkle_root && p.merkle_root !== ''
+        ? { lastWal: p.last_wal as number, lastRemoteWal: s.last_remote_wal as number } : undefined;
+    }, 200);
+  } catch (err) {
+    throw new Error(`${(err as Error).message}${seen ? `; last seen ${seen}` : ''}`, { cause: err });
+  }
+}
+
+/** XORs the encoded token with the attempt's one-time pad, as `operator generate-root -decode` does. */
+function decode(encoded: string, otp: string): string {
+  const bytes = Buffer.from(encoded, 'base64');
+  const pad = Buffer.from(otp, 'utf8');
+  return Buffer.from(bytes.map((b, i) => b ^ (pad[i] ?? 0))).toString('utf8');
+}
+
+/**
+ * Runs a generate-root style attempt at `base` (`sys/generate-root` or a DR secondary's
+ * generate-operation-token) with the key shares and returns the decoded token. An attempt
+ * left over from an earlier run is cancelled first.
+ */
+async function generate(addr: string, base: string, keyShares: string[], what: string): Promise<string> {
+  await call(addr, 'DELETE', `${base}/attempt`);
+  const attempt = await must(`starting the ${what} attempt`, addr, 'POST', `${base}/attempt`, { body: {} });
+  const { nonce, otp } = attempt.json.data ?? attempt.json;
+  for (const key of keyShares) {
+    const r = await must(`giving a key share to the ${what} attempt`, addr, 'POST', `${base}/update`, { body: { key, nonce } });
+    const progress = r.json.data ?? r.json;
+    if (progress.complete) return decode(progress.encoded_token as string, otp as string);
+  }
+  throw new Error(`the ${what} attempt on ${addr} was not complete after ${keyShares.length} key shares: are they the primary's?`);
+}
+
+/** A DR operation token made on a DR secondary from the key shares (forwarded to its leader by any node). */
+export function drOperationToken(addr: string, keyShares: string[]): Promise<string> {
+  return generate(addr, `${DR}/secondary/generate-operation-token`, keyShares, 'DR operation token');
+}
+
+/** A root token made on a cluster from the key shares (a performance secondary keeps its own tokens). */
+export function generateRoot(addr: string, keyShares: string[]): Promise<string> {
+  return generate(addr, 'sys/generate-root', keyShares, 'root token');
+}
+
+/**
+ * Unseals a restarted node that needs the shares by hand (a Shamir seal); a node with an
+ * auto-unseal unseals itself, so it is only waited for.
+ */
+export async function unsealed(node: DrillNode, keyShares: string[], timeoutMs: number): Promise<void> {
+  await poll(`${node.name} to answer and be unsealed`, timeoutMs, async () => {
+    const seal = await call(node.apiAddr, 'GET', 'sys/seal-status', { timeoutMs: 3_000 });
+    if (seal.status !== 200) return undefined;
+    if (!seal.json.sealed) return true;
+    if (seal.json.type === 'shamir' && seal.json.initialized) {
+      for (const key of keyShares) {
+        const r = await call(node.apiAddr, 'POST', 'sys/unseal', { body: { key } });
+        if (r.status === 200 && !r.json.sealed) return true;
+      }
+    }
+    return undefined;
+  }, 500);
+}
