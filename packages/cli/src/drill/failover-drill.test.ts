@@ -105,7 +105,6 @@ function drill(args: string[], timeoutMs = 300_000): Promise<Run> {
     child.on('close', (code) => {
       clearTimeout(timer);
       try {
-        if (process.env['DRILL_DEBUG_OUT']) require('node:fs').appendFileSync(process.env['DRILL_DEBUG_OUT'], `${out}\n${err}\n`);
         ok({ code, report: JSON.parse(out), err });
       } catch {
         fail(new Error(`the drill's stdout is not one JSON object (exit ${code}):\n${out}\n--- stderr ---\n${err}\n${primary.logs(15)}`));

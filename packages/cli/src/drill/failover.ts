@@ -1,10 +1,11 @@
-import { CanaryLoad, CANARY_MOUNT, canaryPath, type Ack } from './canary-load';
-import { call, errorsOf, must, poll, sleep } from './http';
+import { CanaryLoad, CANARY_MOUNT, type Ack } from './canary-load';
+import { must, poll, sleep } from './http';
 import {
   activeNode, anyNode, caughtUp, DR, drOperationToken, replicationStatus, streamingSecondary, unsealed,
 } from './replication-ops';
 import { StepLog, seconds, type Progress, type StepResult } from './steps';
 import type { DrillCluster, DrillNode, DrillTarget } from './target';
+import { verifyCanaries } from './verify-canaries';
 
 /**
  * One failover of the DR pair, from the cluster that is primary to its DR secondary, with a
@@ -62,24 +63,6 @@ async function ensureCanaryMount(addr: string, token: string): Promise<void> {
   const listed = mounts.json.data ?? mounts.json;
   if (listed[`${CANARY_MOUNT}/`]) return;
   await must(`mounting KV v2 at ${CANARY_MOUNT}/ for the canaries`, addr, 'POST', `sys/mounts/${CANARY_MOUNT}`, { token, body: { type: 'kv', options: { version: '2' } } });
-}
-
-/** Reads every acknowledged canary on `addr`, a few at a time; answers those missing or different. */
-async function verify(addr: string, token: string, acks: Ack[], concurrency: number): Promise<Ack[]> {
-  const missing: Ack[] = [];
-  let i = 0;
-  const worker = async () => {
-    while (i < acks.length) {
-      const ack = acks[i++] as Ack;
-      let r = await call(addr, 'GET', canaryPath(ack.seq), { token }).catch(() => null);
-      if (r === null || r.status >= 500) r = await call(addr, 'GET', canaryPath(ack.seq), { token }).catch(() => null);
-      if (r === null || (r.status !== 200 && r.status !== 404)) throw new Error(`reading canary-${ack.seq} answered ${r ? errorsOf(r) : 'no reply'}`);
-      const data = r.status === 200 ? r.json?.data?.data : null;
-      if (!data || data.seq !== ack.seq || data.nonce !== ack.nonce) missing.push(ack);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, 16)) }, worker));
-  return missing.sort((a, b) => a.seq - b.seq);
 }
 
 function maxSeq(acks: Ack[]): number | null {
@@ -165,7 +148,7 @@ export async function runFailover(ctx: DrillContext, from: DrillCluster, to: Dri
     await log.run('verify canaries', async () => {
       const acks = [...load.acks].sort((a, b) => a.seq - b.seq);
       const before = acks.filter((a) => a.addr !== promoted.apiAddr);
-      const missing = await verify(promoted.apiAddr, token, acks, ctx.concurrency);
+      const missing = await verifyCanaries(promoted.apiAddr, token, acks, ctx.concurrency);
       const lost = new Set(missing.map((a) => a.seq));
       report.canaries_acknowledged = acks.length;
       report.canaries_acknowledged_before_failure = before.length;
