@@ -65,6 +65,28 @@ async function ensureCanaryMount(addr: string, token: string): Promise<void> {
   await must(`mounting KV v2 at ${CANARY_MOUNT}/ for the canaries`, addr, 'POST', `sys/mounts/${CANARY_MOUNT}`, { token, body: { type: 'kv', options: { version: '2' } } });
 }
 
+/**
+ * After a failure between the primary's loss and a promotion, the clusters have no primary: the
+ * old one serves again, as it was before the drill (restarted after a kill; promoted back after a
+ * demote, which Vault's guide calls for too).
+ */
+async function rollBack(log: StepLog, from: DrillCluster, mode: FailoverMode, keyShares: string[], ctx: DrillContext): Promise<string> {
+  return log.run('roll back: the old primary serves again', async () => {
+    if (mode === 'unplanned') {
+      for (const n of from.nodes) await n.start();
+      for (const n of from.nodes) await unsealed(n, keyShares, 2 * MINUTE);
+    } else {
+      await anyNode(from, async (n) => {
+        const opToken = await drOperationToken(n.apiAddr, keyShares);
+        ctx.operationTokens.set(from, opToken);
+        await must('promoting the demoted primary back', n.apiAddr, 'POST', `${DR}/secondary/promote`, { body: { dr_operation_token: opToken } });
+      });
+    }
+    await activeNode(from, 2 * MINUTE);
+    return `DR primary again (${mode === 'unplanned' ? 'restarted' : 'promoted back'} after the failed failover)`;
+  }, (now) => now);
+}
+
 function maxSeq(acks: Ack[]): number | null {
   return acks.length === 0 ? null : acks.reduce((m, a) => Math.max(m, a.seq), 0);
 }
@@ -81,6 +103,8 @@ export async function runFailover(ctx: DrillContext, from: DrillCluster, to: Dri
   };
   let newActive: DrillNode | null = null;
   let canaryOnNew: number | null = null;
+  /** Set once the primary is demoted or killed: a failure before the promotion then rolls back to it. */
+  let failed = false;
   try {
     const oldActive = await log.run('pre-check', async () => {
       const active = await activeNode(from, MINUTE);
@@ -114,11 +138,13 @@ export async function runFailover(ctx: DrillContext, from: DrillCluster, to: Dri
     if (mode === 'planned') {
       await log.run('failure: demote the primary', async () => {
         failureAt = Date.now();
+        failed = true;
         await must('demoting the primary', oldActive.active.apiAddr, 'POST', `${DR}/primary/demote`, { token, body: {} });
       });
     } else {
       await log.run('failure: SIGKILL every primary node', async () => {
         failureAt = Date.now();
+        failed = true;
         await Promise.all(from.nodes.map((n) => n.kill('SIGKILL')));
       }, () => `${from.nodes.length} nodes killed with the load running`);
     }
@@ -191,6 +217,13 @@ export async function runFailover(ctx: DrillContext, from: DrillCluster, to: Dri
     report.ok = true;
   } catch (err) {
     report.error = (err as Error).message;
+    await load.stop();
+    if (failed && newActive === null) {
+      await rollBack(log, from, mode, keyShares, ctx).then(
+        (now) => { report.old_primary.now = now; },
+        () => undefined,
+      );
+    }
   } finally {
     await load.stop();
     if (report.rpo_writes_lost === null) {

@@ -29,8 +29,10 @@ interface StateFile {
   clusters: Record<string, { nodes: NodeState[] } | undefined>;
 }
 
+/** What an init returned, as the CLI's JSON (`*_b64`) or the API's (`*_base64`) names it. */
 interface InitResult {
   recovery_keys_b64?: string[];
+  recovery_keys_base64?: string[];
   unseal_keys_b64?: string[];
   keys_base64?: string[];
   root_token?: string;
@@ -123,7 +125,7 @@ function stateNode(stateFile: string, cluster: string, initial: NodeState): Dril
 }
 
 function keySharesOf(init: InitResult | undefined): string[] {
-  return init?.recovery_keys_b64 ?? init?.unseal_keys_b64 ?? init?.keys_base64 ?? [];
+  return init?.recovery_keys_b64 ?? init?.recovery_keys_base64 ?? init?.unseal_keys_b64 ?? init?.keys_base64 ?? [];
 }
 
 /** Reads DIR/topology-state.json and DIR/operator/credentials.json into a drill target. */
