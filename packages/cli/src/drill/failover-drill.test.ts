@@ -131,7 +131,8 @@ describe('scripts/dr-drill', () => {
       'performance secondary: follow the new primary', 'performance secondary: canary read', 'delete the DR operation tokens',
     ]));
     expect(r.steps.every((s: { ok: boolean; seconds: number }) => s.ok && s.seconds >= 0)).toBe(true);
-    expect(r.performance_secondary).toMatchObject({ action: 'update-primary', state: 'stream-wals', canary_read: true });
+    // Re-pointed with a token sealed to its public key, as a secondary that reaches only the cluster port needs.
+    expect(r.performance_secondary).toMatchObject({ action: 'update-primary', token_kind: 'public-key', state: 'stream-wals', canary_read: true });
     expect(r.failback).toMatchObject({ ok: true, mode: 'planned', from: 'dr', to: 'primary', rpo_writes_lost: 0 });
     expect(r.failback.rto_seconds).toBeGreaterThan(0);
     expect(r.failback.performance_secondary).toMatchObject({ state: 'stream-wals', canary_read: true });

@@ -14,6 +14,8 @@ export interface PerformanceReport {
   state_before: string | null;
   state_after_failover: string | null;
   action: 'none' | 'update-primary' | null;
+  /** How the secondary token for update-primary came: sealed to the secondary's public key (it needs no call to the new primary's API) or wrapped. */
+  token_kind?: 'public-key' | 'wrapped';
   state: string | null;
   canary_read: boolean;
 }
@@ -26,13 +28,13 @@ async function connectedTo(primaryAddr: string, secondaryId: string | undefined)
 }
 
 /** A secondary token for `id` on the new primary: sealed to the secondary's public key when it makes one (it need not reach the primary's API), else wrapped. */
-async function secondaryToken(primaryAddr: string, rootToken: string, perf: DrillNode, perfToken: string, id: string): Promise<string> {
+async function secondaryToken(primaryAddr: string, rootToken: string, perf: DrillNode, perfToken: string, id: string): Promise<{ token: string; kind: 'public-key' | 'wrapped' }> {
   const generated = await call(perf.apiAddr, 'POST', `${PERF}/secondary/generate-public-key`, { token: perfToken, body: {} }).catch(() => null);
   const publicKey = generated?.status === 200 ? generated.json?.data?.secondary_public_key as string | undefined : undefined;
   const issued = await must('issuing a performance secondary token on the new primary', primaryAddr, 'POST', `${PERF}/primary/secondary-token`, {
     token: rootToken, body: { id, ...(publicKey ? { secondary_public_key: publicKey } : {}) },
   });
-  return (publicKey ? issued.json.data?.token : issued.json.wrap_info?.token) as string;
+  return publicKey ? { token: issued.json.data?.token as string, kind: 'public-key' } : { token: issued.json.wrap_info?.token as string, kind: 'wrapped' };
 }
 
 export async function followNewPrimary(
@@ -50,16 +52,17 @@ export async function followNewPrimary(
     if (found.state === 'stream-wals' && await connectedTo(newPrimary.apiAddr, id)) {
       report.action = 'none';
     } else {
-      const token = await secondaryToken(newPrimary.apiAddr, rootToken, node, perfToken, id ?? perf.name);
-      await must('update-primary on the performance secondary', node.apiAddr, 'POST', `${PERF}/secondary/update-primary`, { token: perfToken, body: { token } });
+      const issued = await secondaryToken(newPrimary.apiAddr, rootToken, node, perfToken, id ?? perf.name);
+      await must('update-primary on the performance secondary', node.apiAddr, 'POST', `${PERF}/secondary/update-primary`, { token: perfToken, body: { token: issued.token } });
       report.action = 'update-primary';
+      report.token_kind = issued.kind;
     }
     await poll('the performance secondary to stream from the new primary', 3 * 60_000, async () => {
       const st = await replicationStatus(node.apiAddr, 'performance');
       return st.state === 'stream-wals' && await connectedTo(newPrimary.apiAddr, id) ? true : undefined;
     }, 250);
     report.state = 'stream-wals';
-  }, () => `found ${report.state_after_failover}; ${report.action === 'none' ? 'already following' : 'update-primary'}`);
+  }, () => `found ${report.state_after_failover}; ${report.action === 'none' ? 'already following' : `update-primary with a ${report.token_kind} token`}`);
   if (canarySeq !== null) {
     await log.run('performance secondary: canary read', async () => {
       await poll(`canary-${canarySeq} to read on the performance secondary`, 2 * 60_000, async () => {
