@@ -82,31 +82,22 @@ export async function runDrill(target: DrillTarget, options: DrillOptions, progr
     const first = await runFailover(ctx, primary, secondary, options.mode, 1, options.mode);
     const { steps: failoverSteps, ...failover } = first.report;
     Object.assign(report, failover, { steps: [...log.steps, ...failoverSteps] });
-    const allSteps = report.steps;
     if (!first.report.ok || !first.newActive) throw new Error(first.report.error ?? 'the failover failed');
-    const stepsAfter = new StepLog(progress, options.mode);
-    const perfAfter = async (active: DrillNode, seq: number | null): Promise<PerformanceReport | null> => {
-      if (!perf || perfToken === null) return null;
-      return followNewPrimary(stepsAfter, perf, perfToken, perfState, active, rootToken, seq);
-    };
-    try {
-      report.performance_secondary = await perfAfter(first.newActive, first.canaryOnNew);
-    } finally {
-      allSteps.push(...stepsAfter.steps);
-      stepsAfter.steps.length = 0;
+    if (perf && perfToken !== null) {
+      report.performance_secondary = await followNewPrimary(
+        new StepLog(progress, options.mode, report.steps), perf, perfToken, perfState, first.newActive, rootToken, first.canaryOnNew,
+      );
     }
 
     if (options.failback) {
       const back = await runFailover(ctx, secondary, primary, 'planned', first.lastSeq + 1, 'failback');
-      report.failback = { ...back.report, performance_secondary: null };
+      const failback = { ...back.report, performance_secondary: null as PerformanceReport | null };
+      report.failback = failback;
       if (!back.report.ok || !back.newActive) throw new Error(`failback: ${back.report.error ?? 'failed'}`);
-      const fbLog = new StepLog(progress, 'failback');
-      try {
-        report.failback.performance_secondary = perf && perfToken !== null
-          ? await followNewPrimary(fbLog, perf, perfToken, report.performance_secondary?.state ?? null, back.newActive, rootToken, back.canaryOnNew)
-          : null;
-      } finally {
-        report.failback.steps.push(...fbLog.steps);
+      if (perf && perfToken !== null) {
+        failback.performance_secondary = await followNewPrimary(
+          new StepLog(progress, 'failback', failback.steps), perf, perfToken, report.performance_secondary?.state ?? null, back.newActive, rootToken, back.canaryOnNew,
+        );
       }
     }
     report.ok = true;
@@ -114,12 +105,10 @@ export async function runDrill(target: DrillTarget, options: DrillOptions, progr
     report.ok = false;
     report.error ??= (err as Error).message;
   } finally {
-    const cleanup = new StepLog(progress, 'cleanup');
-    await cleanup.run('delete the DR operation tokens', async () => {
+    await new StepLog(progress, 'cleanup', report.steps).run('delete the DR operation tokens', async () => {
       report.operation_tokens = await deleteOperationTokens(ctx);
       if (perf && perfToken !== null) await call(perf.nodes[0]!.apiAddr, 'POST', 'auth/token/revoke-self', { token: perfToken }).catch(() => null);
     }, () => `deleted on ${report.operation_tokens.deleted.join(', ') || 'none'}${report.operation_tokens.kept.length ? `; kept on ${report.operation_tokens.kept.join(', ')}` : ''}`).catch(() => undefined);
-    report.steps.push(...cleanup.steps);
   }
   return report;
 }

@@ -11,9 +11,8 @@ export interface StepResult {
 export type Progress = (line: string) => void;
 
 export class StepLog {
-  readonly steps: StepResult[] = [];
-
-  constructor(private readonly progress: Progress, private readonly section: string) {}
+  /** `steps` may be a report's list, which the steps are then added to as they end. */
+  constructor(private readonly progress: Progress, private readonly section: string, readonly steps: StepResult[] = []) {}
 
   /** Runs one step; a failure is recorded and thrown on, so the steps after it do not run. */
   async run<T>(name: string, step: () => Promise<T>, detail?: (value: T) => string | undefined): Promise<T> {
