@@ -39,7 +39,7 @@ async function deleteOperationTokens(ctx: DrillContext): Promise<{ deleted: stri
     const mode = await drMode(cluster).catch(() => 'unreachable');
     if (mode !== 'secondary') {
       // The token serves only on a DR secondary: a primary refuses the delete as it refuses any use of it.
-      kept.push(`${cluster.name} (${mode}: the token is unusable there)`);
+      kept.push(`${cluster.name} (a DR ${mode} now: the token serves only on a DR secondary)`);
       continue;
     }
     const r = await anyNode(cluster, (n) => call(n.apiAddr, 'POST', `${DR}/secondary/operation-token/delete`, { body: { dr_operation_token: token } })).catch(() => null);

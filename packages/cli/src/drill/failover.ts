@@ -158,7 +158,7 @@ export async function runFailover(ctx: DrillContext, from: DrillCluster, to: Dri
     newActive = await log.run('promote', async () => {
       await must('promoting the DR secondary', promoteAt.apiAddr, 'POST', `${DR}/secondary/promote`, { body: { dr_operation_token: ctx.operationTokens.get(to) } });
       return activeNode(to, 2 * MINUTE);
-    }, (n) => `${to.name} is primary; active node ${n.name}`);
+    }, (n) => `${to.name} promoted; active node ${n.name}`);
     const promoted = newActive;
 
     const firstAck = await log.run('first write on the new primary', async () => {
@@ -201,8 +201,9 @@ export async function runFailover(ctx: DrillContext, from: DrillCluster, to: Dri
     }
 
     await log.run('old primary: update-primary', async () => {
+      const id = `${from.name}-${Date.now()}`;
       const issued = await must('issuing a DR secondary token on the new primary', promoted.apiAddr, 'POST', `${DR}/primary/secondary-token`, {
-        token, body: { id: `${from.name}-${Date.now()}` },
+        token, body: { id },
       });
       const secondaryToken = issued.json.wrap_info?.token as string;
       await anyNode(from, async (n) => {
@@ -210,7 +211,8 @@ export async function runFailover(ctx: DrillContext, from: DrillCluster, to: Dri
         ctx.operationTokens.set(from, opToken);
         await must('update-primary on the old primary', n.apiAddr, 'POST', `${DR}/secondary/update-primary`, { body: { dr_operation_token: opToken, token: secondaryToken } });
       });
-    });
+      return id;
+    }, (id) => `with a DR operation token from its key shares; secondary id ${id}`);
 
     await log.run('old primary: streaming', () => caughtUp(to, from, 3 * MINUTE), (v) => `last_remote_wal ${v.lastRemoteWal} = last_wal ${v.lastWal}`);
     report.old_primary.now = `DR secondary of ${to.name}`;
