@@ -131,7 +131,7 @@ export async function runFailover(ctx: DrillContext, from: DrillCluster, to: Dri
     }, (n) => `${n} canaries acknowledged`);
 
     if (mode === 'planned') {
-      await log.run('secondary catch-up', () => caughtUp(from, to, 3 * MINUTE), (v) => `last_remote_wal ${v.lastRemoteWal} = last_wal ${v.lastWal}`);
+      await log.run('secondary catch-up', () => caughtUp(from, to, 3 * MINUTE), (v) => `last_remote_wal ${v.lastRemoteWal} >= last_wal ${v.lastWal}`);
     }
 
     let failureAt = 0;
@@ -200,7 +200,7 @@ export async function runFailover(ctx: DrillContext, from: DrillCluster, to: Dri
       }, () => `it came back as a DR ${report.old_primary.came_back_as}${report.old_primary.came_back_as === 'primary' ? ' (a second primary): demoted' : ''}`);
     }
 
-    await log.run('old primary: update-primary', async () => {
+    const followerId = await log.run('old primary: update-primary', async () => {
       const id = `${from.name}-${Date.now()}`;
       const issued = await must('issuing a DR secondary token on the new primary', promoted.apiAddr, 'POST', `${DR}/primary/secondary-token`, {
         token, body: { id },
@@ -214,7 +214,7 @@ export async function runFailover(ctx: DrillContext, from: DrillCluster, to: Dri
       return id;
     }, (id) => `with a DR operation token from its key shares; secondary id ${id}`);
 
-    await log.run('old primary: streaming', () => caughtUp(to, from, 3 * MINUTE), (v) => `last_remote_wal ${v.lastRemoteWal} = last_wal ${v.lastWal}`);
+    await log.run('old primary: streaming', () => caughtUp(to, from, 3 * MINUTE, followerId), (v) => `last_remote_wal ${v.lastRemoteWal} >= last_wal ${v.lastWal}`);
     report.old_primary.now = `DR secondary of ${to.name}`;
     report.ok = true;
   } catch (err) {

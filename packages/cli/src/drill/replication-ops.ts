@@ -44,33 +44,37 @@ export async function activeNode(cluster: DrillCluster, timeoutMs: number): Prom
 }
 
 /** The node of a DR secondary that streams from its primary (its Raft leader), with its status. */
-export async function streamingSecondary(cluster: DrillCluster, timeoutMs: number): Promise<{ node: DrillNode; status: Json }> {
+export async function streamingSecondary(cluster: DrillCluster, timeoutMs: number, secondaryId?: string): Promise<{ node: DrillNode; status: Json }> {
   return poll(`the ${cluster.name} cluster to stream from its primary`, timeoutMs, async () => {
     for (const n of cluster.nodes) {
       const s = await replicationStatus(n.apiAddr, 'dr').catch(() => null);
-      if (s?.mode === 'secondary' && s.state === 'stream-wals' && s.connection_state === 'ready') return { node: n, status: s };
+      if (s?.mode === 'secondary' && s.state === 'stream-wals' && s.connection_state === 'ready' && (secondaryId === undefined || s.secondary_id === secondaryId)) {
+        return { node: n, status: s };
+      }
     }
     return undefined;
   }, 250);
 }
 
 /**
- * Waits until the secondary holds everything the primary has written: the same last WAL and
- * Merkle root. With no writes meanwhile, that is every acknowledged write.
+ * Waits until the secondary streams and holds the primary's WALs up to the primary's last_wal
+ * as read first: every write acknowledged before the call is then on the secondary. Later
+ * writes (lease expiry, a forwarded write) need not be waited for, so a busy primary does not
+ * keep this from ending. With `secondaryId`, only a stream under that ID counts (not a status
+ * left from before an update-primary).
  */
-export async function caughtUp(primary: DrillCluster, secondary: DrillCluster, timeoutMs: number): Promise<{ lastWal: number; lastRemoteWal: number }> {
-  let seen = '';
+export async function caughtUp(primary: DrillCluster, secondary: DrillCluster, timeoutMs: number, secondaryId?: string): Promise<{ lastWal: number; lastRemoteWal: number }> {
+  const active = await activeNode(primary, timeoutMs);
+  const lastWal = (await replicationStatus(active.apiAddr, 'dr')).last_wal as number;
+  let seen = -1;
   try {
-    return await poll(`the ${secondary.name} cluster to catch up with the ${primary.name} cluster`, timeoutMs, async () => {
-      const active = await activeNode(primary, 5_000);
-      const p = await replicationStatus(active.apiAddr, 'dr');
-      const { status: s } = await streamingSecondary(secondary, 5_000);
-      seen = `last_wal ${p.last_wal}, last_remote_wal ${s.last_remote_wal}`;
-      return s.last_remote_wal === p.last_wal && s.merkle_root === p.merkle_root && p.merkle_root !== ''
-        ? { lastWal: p.last_wal as number, lastRemoteWal: s.last_remote_wal as number } : undefined;
+    return await poll(`the ${secondary.name} cluster to hold the ${primary.name} cluster's WALs up to ${lastWal}`, timeoutMs, async () => {
+      const { status: s } = await streamingSecondary(secondary, 5_000, secondaryId);
+      seen = s.last_remote_wal as number;
+      return seen >= lastWal ? { lastWal, lastRemoteWal: seen } : undefined;
     }, 200);
   } catch (err) {
-    throw new Error(`${(err as Error).message}${seen ? `; last seen ${seen}` : ''}`, { cause: err });
+    throw new Error(`${(err as Error).message}${seen >= 0 ? `; last_remote_wal was ${seen}` : ''}`, { cause: err });
   }
 }
 
