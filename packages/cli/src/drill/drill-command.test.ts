@@ -32,6 +32,19 @@ function runBin(args: string[]): Promise<{ code: number | null; out: string; err
 let dir: string;
 const started: number[] = [];
 
+async function reaped(pid: number): Promise<boolean> {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return true;
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return false;
+}
+
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'strongroom-drill-args-'));
 });
@@ -105,7 +118,8 @@ describe('the topology directory', () => {
     expect(first).toBeGreaterThan(0);
     await lines(1);
     await primary1.kill('SIGKILL');
-    expect(() => process.kill(first, 0)).toThrow();
+    // Dead at once; gone from the process table once this process (its parent) has reaped it.
+    expect(await reaped(first)).toBe(true);
     await primary1.start();
     const second = pidOf();
     started.push(second);
@@ -119,6 +133,18 @@ describe('the topology directory', () => {
     await primary1.kill('SIGTERM');
     // Both runs appended to the one log, with the start block's environment.
     expect(readFileSync(log, 'utf8')).toBe('up primary-1\nup primary-1\n');
+  });
+
+  it('refuses to signal a pid that runs another command than the node\'s', async () => {
+    const topo = join(dir, 'other');
+    mkdirSync(join(topo, 'operator'), { recursive: true });
+    const other = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+    started.push(other.pid as number);
+    const one = { name: 'n', api_addr: 'http://127.0.0.1:1', pid: other.pid, start: { argv: [process.execPath, '-e', 'setInterval(() => {}, 2000)'], log: join(topo, 'log') } };
+    writeFileSync(join(topo, 'topology-state.json'), JSON.stringify({ clusters: { primary: { nodes: [one] }, dr: { nodes: [one] } } }));
+    writeFileSync(join(topo, 'operator', 'credentials.json'), JSON.stringify({ primary: { unseal_keys_b64: ['a2V5'], root_token: 'root' } }));
+    await expect(readTopologyTarget(topo).pair[0].nodes[0]!.kill('SIGKILL')).rejects.toThrow(/pid \d+ runs another command than the state's start argv/);
+    expect(() => process.kill(other.pid as number, 0)).not.toThrow();
   });
 
   it('names what is missing from the credentials', () => {

@@ -66,13 +66,36 @@ function checkNode(n: unknown, where: string): NodeState {
   return node as NodeState;
 }
 
+/** Whether the process runs; a zombie (dead, not yet reaped by its parent) does not. */
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
+  try {
+    // The state follows the command in parentheses, which may itself hold spaces.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true; // No /proc here: the signal check is all there is.
+  }
+}
+
+/**
+ * Whether `pid` still runs the node's command: a pid in an old state file may belong to another
+ * program by now, which must never be signalled. Where /proc is missing, the pid is trusted.
+ */
+function runsCommand(pid: number, argv: string[]): boolean {
+  let cmdline: string;
+  try {
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return true;
+  }
+  const args = cmdline.split('\0').filter((a, i, all) => i < all.length - 1 || a !== '');
+  // The program itself may be named by another path to the same binary.
+  return args.length === argv.length && args.slice(1).every((a, i) => a === argv[i + 1]);
 }
 
 /**
@@ -97,8 +120,9 @@ function stateNode(stateFile: string, cluster: string, initial: NodeState): Dril
     name: initial.name,
     apiAddr: initial.api_addr,
     async kill(signal) {
-      const pid = current().pid;
+      const { pid, start } = current();
       if (!pid || !isAlive(pid)) return;
+      if (!runsCommand(pid, start.argv)) throw new TopologyError(`${initial.name}: pid ${pid} runs another command than the state's start argv; not signalling it`);
       process.kill(pid, signal);
       await poll(`${initial.name} (pid ${pid}) to exit`, 30_000, async () => (isAlive(pid) ? undefined : true), 50);
     },
