@@ -1,7 +1,7 @@
 import { runFailover, type DrillContext, type FailoverMode, type FailoverReport } from './failover';
 import { call, errorsOf } from './http';
 import { followNewPrimary, type PerformanceReport } from './performance-secondary';
-import { anyNode, DR, drMode, generateRoot, replicationStatus } from './replication-ops';
+import { answeringNode, DR, drMode, generateRoot, replicationStatus } from './replication-ops';
 import { StepLog, type Progress, type StepResult } from './steps';
 import type { DrillCluster, DrillNode, DrillTarget } from './target';
 
@@ -42,7 +42,9 @@ async function deleteOperationTokens(ctx: DrillContext): Promise<{ deleted: stri
       kept.push(`${cluster.name} (a DR ${mode} now: the token serves only on a DR secondary)`);
       continue;
     }
-    const r = await anyNode(cluster, (n) => call(n.apiAddr, 'POST', `${DR}/secondary/operation-token/delete`, { body: { dr_operation_token: token } })).catch(() => null);
+    const r = await answeringNode(cluster)
+      .then((n) => call(n.apiAddr, 'POST', `${DR}/secondary/operation-token/delete`, { body: { dr_operation_token: token } }))
+      .catch(() => null);
     if (r && r.status >= 200 && r.status < 300) deleted.push(cluster.name);
     else kept.push(`${cluster.name} (the delete answered ${r ? errorsOf(r) : 'nothing'})`);
   }

@@ -1,7 +1,7 @@
 import { CanaryLoad, CANARY_MOUNT, type Ack } from './canary-load';
 import { must, poll, sleep } from './http';
 import {
-  activeNode, anyNode, caughtUp, DR, drOperationToken, replicationStatus, streamingSecondary, unsealed,
+  activeNode, answeringNode, caughtUp, DR, drOperationToken, replicationStatus, streamingSecondary, unsealed,
 } from './replication-ops';
 import { StepLog, seconds, type Progress, type StepResult } from './steps';
 import type { DrillCluster, DrillNode, DrillTarget } from './target';
@@ -76,11 +76,10 @@ async function rollBack(log: StepLog, from: DrillCluster, mode: FailoverMode, ke
       for (const n of from.nodes) await n.start();
       for (const n of from.nodes) await unsealed(n, keyShares, 2 * MINUTE);
     } else {
-      await anyNode(from, async (n) => {
-        const opToken = await drOperationToken(n.apiAddr, keyShares);
-        ctx.operationTokens.set(from, opToken);
-        await must('promoting the demoted primary back', n.apiAddr, 'POST', `${DR}/secondary/promote`, { body: { dr_operation_token: opToken } });
-      });
+      const n = await answeringNode(from);
+      const opToken = await drOperationToken(n.apiAddr, keyShares);
+      ctx.operationTokens.set(from, opToken);
+      await must('promoting the demoted primary back', n.apiAddr, 'POST', `${DR}/secondary/promote`, { body: { dr_operation_token: opToken } });
     }
     await activeNode(from, 2 * MINUTE);
     return `DR primary again (${mode === 'unplanned' ? 'restarted' : 'promoted back'} after the failed failover)`;
@@ -104,7 +103,7 @@ export async function runFailover(ctx: DrillContext, from: DrillCluster, to: Dri
   let newActive: DrillNode | null = null;
   let canaryOnNew: number | null = null;
   /** Set once the primary is demoted or killed: a failure before the promotion then rolls back to it. */
-  let failed = false;
+  let primaryLost = false;
   try {
     const oldActive = await log.run('pre-check', async () => {
       const active = await activeNode(from, MINUTE);
@@ -138,22 +137,22 @@ export async function runFailover(ctx: DrillContext, from: DrillCluster, to: Dri
     if (mode === 'planned') {
       await log.run('failure: demote the primary', async () => {
         failureAt = Date.now();
-        failed = true;
+        primaryLost = true;
         await must('demoting the primary', oldActive.active.apiAddr, 'POST', `${DR}/primary/demote`, { token, body: {} });
       });
     } else {
       await log.run('failure: SIGKILL every primary node', async () => {
         failureAt = Date.now();
-        failed = true;
+        primaryLost = true;
         await Promise.all(from.nodes.map((n) => n.kill('SIGKILL')));
       }, () => `${from.nodes.length} nodes killed with the load running`);
     }
 
-    const promoteAt = await log.run('DR operation token', () => anyNode(to, async (n) => {
-      const opToken = await drOperationToken(n.apiAddr, keyShares);
-      ctx.operationTokens.set(to, opToken);
+    const promoteAt = await log.run('DR operation token', async () => {
+      const n = await answeringNode(to);
+      ctx.operationTokens.set(to, await drOperationToken(n.apiAddr, keyShares));
       return n;
-    }), (n) => `made on ${n.name} from ${keyShares.length} key shares`);
+    }, (n) => `made on ${n.name} from ${keyShares.length} key shares`);
 
     newActive = await log.run('promote', async () => {
       await must('promoting the DR secondary', promoteAt.apiAddr, 'POST', `${DR}/secondary/promote`, { body: { dr_operation_token: ctx.operationTokens.get(to) } });
@@ -206,11 +205,10 @@ export async function runFailover(ctx: DrillContext, from: DrillCluster, to: Dri
         token, body: { id },
       });
       const secondaryToken = issued.json.wrap_info?.token as string;
-      await anyNode(from, async (n) => {
-        const opToken = await drOperationToken(n.apiAddr, keyShares);
-        ctx.operationTokens.set(from, opToken);
-        await must('update-primary on the old primary', n.apiAddr, 'POST', `${DR}/secondary/update-primary`, { body: { dr_operation_token: opToken, token: secondaryToken } });
-      });
+      const n = await answeringNode(from);
+      const opToken = await drOperationToken(n.apiAddr, keyShares);
+      ctx.operationTokens.set(from, opToken);
+      await must('update-primary on the old primary', n.apiAddr, 'POST', `${DR}/secondary/update-primary`, { body: { dr_operation_token: opToken, token: secondaryToken } });
       return id;
     }, (id) => `with a DR operation token from its key shares; secondary id ${id}`);
 
@@ -220,14 +218,13 @@ export async function runFailover(ctx: DrillContext, from: DrillCluster, to: Dri
   } catch (err) {
     report.error = (err as Error).message;
     await load.stop();
-    if (failed && newActive === null) {
+    if (primaryLost && newActive === null) {
       await rollBack(log, from, mode, keyShares, ctx).then(
         (now) => { report.old_primary.now = now; },
         () => undefined,
       );
     }
-  } finally {
-    await load.stop();
+    // Stopped before the check: what was acknowledged is still told, unverified.
     if (report.rpo_writes_lost === null) {
       report.canaries_acknowledged = load.acks.length;
       report.load_write_failures = load.failures;

@@ -15,21 +15,21 @@ export async function replicationStatus(addr: string, kind: 'dr' | 'performance'
   return r.json.data;
 }
 
-/** The first node of the cluster that answers; a cluster's role reads the same on each. */
-export async function anyNode<T>(cluster: DrillCluster, read: (n: DrillNode) => Promise<T>): Promise<T> {
-  let last: unknown;
+/**
+ * The first node of the cluster whose API answers. Operations on a DR secondary are sent there
+ * once (any node hands them to its leader): retrying one elsewhere after the server refused it
+ * would only repeat the refusal, or spend a one-time token.
+ */
+export async function answeringNode(cluster: DrillCluster): Promise<DrillNode> {
   for (const n of cluster.nodes) {
-    try {
-      return await read(n);
-    } catch (err) {
-      last = err;
-    }
+    const r = await call(n.apiAddr, 'GET', 'sys/seal-status', { timeoutMs: 3_000 }).catch(() => null);
+    if (r?.status === 200) return n;
   }
-  throw new Error(`no node of the ${cluster.name} cluster answered: ${(last as Error | undefined)?.message ?? 'no nodes'}`);
+  throw new Error(`no node of the ${cluster.name} cluster answers`);
 }
 
 export async function drMode(cluster: DrillCluster): Promise<string> {
-  return anyNode(cluster, async (n) => (await replicationStatus(n.apiAddr, 'dr')).mode as string);
+  return (await replicationStatus((await answeringNode(cluster)).apiAddr, 'dr')).mode as string;
 }
 
 /** The cluster's active node, once one serves (sys/health 200). */
