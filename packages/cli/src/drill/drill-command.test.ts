@@ -117,6 +117,9 @@ describe('the topology directory', () => {
     started.push(first);
     expect(first).toBeGreaterThan(0);
     await lines(1);
+    // Started while it runs, it is left as it is.
+    await primary1.start();
+    expect(pidOf()).toBe(first);
     await primary1.kill('SIGKILL');
     // Dead at once; gone from the process table once this process (its parent) has reaped it.
     expect(await reaped(first)).toBe(true);

@@ -127,7 +127,9 @@ function stateNode(stateFile: string, cluster: string, initial: NodeState): Dril
       await poll(`${initial.name} (pid ${pid}) to exit`, 30_000, async () => (isAlive(pid) ? undefined : true), 50);
     },
     async start() {
-      const { start } = current();
+      const { pid, start } = current();
+      // Running already (a node the failure spared): a second process would only fail on its ports.
+      if (pid && isAlive(pid) && runsCommand(pid, start.argv)) return;
       const log = openSync(start.log, 'a');
       try {
         const [cmd, ...args] = start.argv as [string, ...string[]];
