@@ -10,7 +10,9 @@ import type { NodeHandle } from '../cluster-launcher';
  * An unplanned drill that loses writes on purpose: the link from the DR secondary to the
  * primary's cluster port is cut while the load runs, so what the primary acknowledges after the
  * cut never reaches the secondary before every primary node is SIGKILLed. The drill counts those
- * as lost, no more and no fewer than the promoted cluster lacks, and finishes the failover.
+ * as lost, no more and no fewer than the promoted cluster lacks, and finishes the failover. The
+ * failback then starts from an old primary whose data differed from the new one's (the lost
+ * writes), which its Merkle sync put right.
  */
 
 jest.setTimeout(300_000);
@@ -70,11 +72,11 @@ afterAll(async () => {
   links?.kill();
 });
 
-it('counts the acknowledged writes the secondary never got as lost, and finishes the failover', async () => {
+it('counts the acknowledged writes the secondary never got as lost, finishes the failover, and fails back', async () => {
   let cutDone: Promise<void> | null = null;
   let healDone: Promise<void> | null = null;
   const run = await new Promise<{ code: number | null; out: string; err: string }>((ok, fail) => {
-    const child = spawn(process.execPath, [BIN, '--dir', topo, '--unplanned', '--json', '--load-seconds', '3', '--concurrency', '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, '--dir', topo, '--unplanned', '--failback', '--json', '--load-seconds', '3', '--concurrency', '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -104,9 +106,11 @@ it('counts the acknowledged writes the secondary never got as lost, and finishes
   // The writes acknowledged for two seconds after the cut are lost: the promoted cluster stops short of the last.
   expect(r.last_seq_on_promoted).toBeLessThan(r.last_acknowledged_seq);
   expect(r.rto_seconds).toBeGreaterThan(0);
-  // A lost canary is not on the promoted cluster; the last kept one is.
-  const d = dr.cluster.nodes[0]!.apiAddr;
+  expect(r.failback).toMatchObject({ ok: true, mode: 'planned', from: 'dr', to: 'primary', rpo_writes_lost: 0 });
+  // Back on the original primary, the data is the one the DR cluster served: a write lost in the
+  // failover is gone there too, the last kept one is there.
+  const p = primary.cluster.nodes[0]!.apiAddr;
   const token = primary.cluster.rootToken;
-  expect((await api(d, 'GET', `drill/data/canary-${r.missing_seqs[0]}`, { token })).status).toBe(404);
-  expect((await api(d, 'GET', `drill/data/canary-${r.last_seq_on_promoted}`, { token })).json.data.data.seq).toBe(r.last_seq_on_promoted);
+  expect((await api(p, 'GET', `drill/data/canary-${r.missing_seqs[0]}`, { token })).status).toBe(404);
+  expect((await api(p, 'GET', `drill/data/canary-${r.last_seq_on_promoted}`, { token })).json.data.data.seq).toBe(r.last_seq_on_promoted);
 });
