@@ -1,0 +1,184 @@
+import { spawn } from 'node:child_process';
+import { closeSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { poll } from './http';
+import type { DrillCluster, DrillNode, DrillTarget } from './target';
+
+/**
+ * The drill's target read from a topology directory: `topology-state.json` (nodes, their pids
+ * and how each was started) and `operator/credentials.json` (what each cluster's init returned).
+ */
+
+export interface NodeStart {
+  argv: string[];
+  env?: Record<string, string>;
+  cwd?: string;
+  log: string;
+}
+
+export interface NodeState {
+  name: string;
+  api_addr: string;
+  cluster_addr?: string;
+  pid?: number;
+  dir?: string;
+  start: NodeStart;
+}
+
+interface StateFile {
+  clusters: Record<string, { nodes: NodeState[] } | undefined>;
+}
+
+/** What an init returned, as the CLI's JSON (`*_b64`) or the API's (`*_base64`) names it. */
+interface InitResult {
+  recovery_keys_b64?: string[];
+  recovery_keys_base64?: string[];
+  unseal_keys_b64?: string[];
+  keys_base64?: string[];
+  root_token?: string;
+}
+
+export class TopologyError extends Error {
+  override readonly name = 'TopologyError';
+}
+
+function readJson(file: string, what: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new TopologyError(`cannot read the ${what} ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new TopologyError(`the ${what} ${file} is not JSON`);
+  }
+}
+
+function checkNode(n: unknown, where: string): NodeState {
+  const node = n as Partial<NodeState> | null;
+  if (!node || typeof node.name !== 'string' || typeof node.api_addr !== 'string') throw new TopologyError(`${where}: a node needs "name" and "api_addr"`);
+  const start = node.start;
+  if (!start || !Array.isArray(start.argv) || start.argv.length === 0 || typeof start.log !== 'string') {
+    throw new TopologyError(`${where}: node "${node.name}" needs "start" with "argv" and "log"`);
+  }
+  return node as NodeState;
+}
+
+/** Whether the process runs; a zombie (dead, not yet reaped by its parent) does not. */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    // The state follows the command in parentheses, which may itself hold spaces.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true; // No /proc here: the signal check is all there is.
+  }
+}
+
+/**
+ * Whether `pid` still runs the node's command: a pid in an old state file may belong to another
+ * program by now, which must never be signalled. Where /proc is missing, the pid is trusted.
+ */
+function runsCommand(pid: number, argv: string[]): boolean {
+  let cmdline: string;
+  try {
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return true;
+  }
+  const args = cmdline.split('\0').filter((a, i, all) => i < all.length - 1 || a !== '');
+  // The program itself may be named by another path to the same binary.
+  return args.length === argv.length && args.slice(1).every((a, i) => a === argv[i + 1]);
+}
+
+/**
+ * A node run from the state file. The state is read again before each change and written
+ * through a rename, so the file stays whole for other tools reading it meanwhile.
+ */
+function stateNode(stateFile: string, cluster: string, initial: NodeState): DrillNode {
+  const current = (): NodeState => {
+    const state = readJson(stateFile, 'topology state') as StateFile;
+    return state.clusters[cluster]?.nodes.find((n) => n.name === initial.name) ?? initial;
+  };
+  const savePid = (pid: number) => {
+    const state = readJson(stateFile, 'topology state') as StateFile;
+    const node = state.clusters[cluster]?.nodes.find((n) => n.name === initial.name);
+    if (!node) return;
+    node.pid = pid;
+    const tmp = `${stateFile}.${process.pid}.tmp`;
+    writeFileSync(tmp, `${JSON.stringify(state, null, 2)}\n`);
+    renameSync(tmp, stateFile);
+  };
+  return {
+    name: initial.name,
+    apiAddr: initial.api_addr,
+    async kill(signal) {
+      const { pid, start } = current();
+      if (!pid || !isAlive(pid)) return;
+      if (!runsCommand(pid, start.argv)) throw new TopologyError(`${initial.name}: pid ${pid} runs another command than the state's start argv; not signalling it`);
+      process.kill(pid, signal);
+      await poll(`${initial.name} (pid ${pid}) to exit`, 30_000, async () => (isAlive(pid) ? undefined : true), 50);
+    },
+    async start() {
+      const { pid, start } = current();
+      // Running already (a node the failure spared): a second process would only fail on its ports.
+      if (pid && isAlive(pid) && runsCommand(pid, start.argv)) return;
+      const log = openSync(start.log, 'a');
+      try {
+        const [cmd, ...args] = start.argv as [string, ...string[]];
+        const child = spawn(cmd, args, {
+          detached: true, stdio: ['ignore', log, log], cwd: start.cwd ?? process.cwd(), env: { ...process.env, ...(start.env ?? {}) },
+        });
+        await new Promise<void>((ok, fail) => {
+          child.once('spawn', ok);
+          child.once('error', fail);
+        });
+        child.unref();
+        if (child.pid === undefined) throw new TopologyError(`${initial.name} did not start`);
+        savePid(child.pid);
+      } finally {
+        closeSync(log);
+      }
+    },
+  };
+}
+
+function keySharesOf(init: InitResult | undefined): string[] {
+  return init?.recovery_keys_b64 ?? init?.recovery_keys_base64 ?? init?.unseal_keys_b64 ?? init?.keys_base64 ?? [];
+}
+
+/** Reads DIR/topology-state.json and DIR/operator/credentials.json into a drill target. */
+export function readTopologyTarget(dir: string): DrillTarget {
+  const stateFile = join(dir, 'topology-state.json');
+  const state = readJson(stateFile, 'topology state') as Partial<StateFile> | null;
+  if (!state || typeof state.clusters !== 'object' || state.clusters === null) throw new TopologyError(`${stateFile}: missing "clusters"`);
+  const cluster = (name: string, required: boolean): DrillCluster | null => {
+    const c = state.clusters?.[name];
+    if (!c) {
+      if (required) throw new TopologyError(`${stateFile}: missing cluster "${name}"`);
+      return null;
+    }
+    if (!Array.isArray(c.nodes) || c.nodes.length === 0) throw new TopologyError(`${stateFile}: cluster "${name}" has no nodes`);
+    return { name, nodes: c.nodes.map((n) => stateNode(stateFile, name, checkNode(n, `${stateFile} cluster "${name}"`))) };
+  };
+  const pair: [DrillCluster, DrillCluster] = [cluster('primary', true) as DrillCluster, cluster('dr', true) as DrillCluster];
+  const performance = cluster('perf', false);
+  const credentialsFile = join(dir, 'operator', 'credentials.json');
+  const credentials = readJson(credentialsFile, 'operator credentials') as Record<string, InitResult | undefined> | null;
+  const primaryInit = credentials?.['primary'];
+  const keyShares = keySharesOf(primaryInit);
+  if (typeof primaryInit?.root_token !== 'string' || primaryInit.root_token === '' || keyShares.length === 0) {
+    throw new TopologyError(`${credentialsFile}: "primary" needs "root_token" and its key shares ("recovery_keys_b64" or "unseal_keys_b64")`);
+  }
+  return {
+    pair, performance,
+    credentials: { rootToken: primaryInit.root_token, keyShares },
+  };
+}
