@@ -1,3 +1,12 @@
 export { main } from './main';
 export { LocalCluster, runClusterScript } from './cluster-launcher';
 export type { LaunchOptions, NodeHandle } from './cluster-launcher';
+export { runBootstrap, readCredentials, CREDENTIALS_FILE } from './topology/bootstrap';
+export type { BootstrapOptions, Credentials, InitResult } from './topology/bootstrap';
+export { loadTopology, parseTopology, TopologyError } from './topology/description';
+export type { TopologyDescription, ClusterName, EmulatorName } from './topology/description';
+export { rewriteConfig } from './topology/config-rewrite';
+export { up, down, status, startNode, portMap, DEFAULT_BASE_PORT } from './topology/local-topology';
+export { readState, writeState, STATE_FILE } from './topology/state-file';
+export type { TopologyState, NodeState, EmulatorState, StartSpec } from './topology/state-file';
+export { runTopologyScript, runBootstrapScript } from './topology/scripts';
