@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { until } from '../cluster-launcher';
 import { runBootstrap } from './bootstrap';
@@ -244,8 +244,4 @@ export async function status(dir: string, out: (line: string) => void): Promise<
     out(`${c} ${kind} replication: ${data.mode}${data.mode === 'disabled' ? '' : `, ${detail}`}`);
   }
   return ok;
-}
-
-export function hasTopology(dir: string): boolean {
-  return existsSync(join(resolve(dir), 'topology-state.json'));
 }
