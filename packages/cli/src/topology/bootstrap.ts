@@ -30,6 +30,11 @@ export interface BootstrapOptions {
   log?: (line: string) => void;
   /** How long to wait for any one condition (nodes answering, replication catching up). */
   timeoutMs?: number;
+  /**
+   * A seal token file was replaced (the token it held had expired or was revoked): the nodes
+   * sealed with `key` read the old one at their start and must be restarted to read the new one.
+   */
+  onSealTokenReplaced?: (key: string) => Promise<void>;
 }
 
 export const CREDENTIALS_FILE = 'credentials.json';
@@ -135,15 +140,17 @@ class Bootstrap {
         token, body: { policy: sealPolicy(key) },
       }));
       const file = join(this.o.sealTokenDir, `${key}.token`);
-      if (existsSync(file)) {
+      const replacing = existsSync(file);
+      if (replacing) {
         const held = readFileSync(file, 'utf8').trim();
         if ((await call(addr, 'POST', 'auth/token/lookup', { token, body: { token: held } })).status === 200) continue;
       }
-      this.log(`unseal: issuing the seal token for ${key}`);
+      this.log(`unseal: issuing the seal token for ${key}${replacing ? ' (the one held is no longer valid)' : ''}`);
       const created = await must(`creating the seal token for ${key}`, call(addr, 'POST', 'auth/token/create-orphan', {
         token, body: { policies: [policy], period: '24h', no_default_policy: true, display_name: `seal-${key}` },
       }));
       writeSecretFile(file, `${created.json.auth.client_token as string}\n`);
+      if (replacing) await this.o.onSealTokenReplaced?.(key);
     }
   }
 

@@ -195,6 +195,10 @@ test('bootstrap run again exits 0 without initializing anything, and up on a run
 });
 
 test('down stops every process of the topology and leaves its data', async () => {
+  // An expired seal token, as after a long stop: the next up must issue another and restart the nodes it seals.
+  const unseal = node('unseal').api_addr;
+  const sealToken = readFileSync(join(dir, 'seal', 'primary.token'), 'utf8').trim();
+  expect((await api(unseal, 'POST', 'auth/token/revoke', { token: creds.unseal?.root_token as string, body: { token: sealToken } })).status).toBe(204);
   const before = readState(dir) as TopologyState;
   const down = await run(TOPOLOGY, ['down', '--dir', dir], 120_000);
   expect(down.code).toBe(0);
@@ -209,6 +213,7 @@ test('up on a stopped topology starts every process again from its state, and al
   const up = await run(TOPOLOGY, ['up', '--dir', dir], 300_000);
   if (up.code !== 0) throw new Error(`up exited ${up.code}:\n${up.out}`);
   expect(up.out).toContain('started 11 processes');
+  expect(up.out).toContain('restarting the primary nodes to read their new seal token');
   const after = readState(dir) as TopologyState;
   for (const n of stateNodes(after)) {
     expect(n.pid).not.toBe(stateNodes(before).find((b) => b.name === n.name)?.pid);

@@ -178,9 +178,20 @@ export async function up(o: UpOptions): Promise<TopologyState> {
     writeState(dir, state);
   }
   o.out(started === 0 ? `topology in ${dir} is already running; checking it` : `started ${started} processes (logs in ${dir})`);
+  const current = state;
   await runBootstrap({
     topology: local, operatorDir: join(dir, 'operator'), sealTokenDir: join(dir, 'seal'), log: o.out,
     ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
+    onSealTokenReplaced: async (key) => {
+      for (const c of CLUSTER_NAMES) {
+        if (local.clusters[c].seal_key !== key) continue;
+        o.out(`restarting the ${c} nodes to read their new seal token`);
+        const nodes = current.clusters[c].nodes;
+        await terminate(nodes.map((n) => ({ pid: n.pid, spec: n.start })));
+        for (const n of nodes) n.pid = spawnDetached(n.start);
+        writeState(dir, current);
+      }
+    },
   });
   o.out('');
   for (const c of CLUSTER_NAMES) {
