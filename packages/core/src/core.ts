@@ -719,8 +719,9 @@ export class Core {
       } catch (err) {
         if (!(err instanceof SealedError)) throw err;
         // The primary's keyring arrived (a new secondary): only the primary's root key opens
-        // it, so this node stops serving until it is unsealed with the primary's keys.
-        this.logger.warn('sealing: the replicated keyring opens only with the primary\'s keys; unseal this node with them', {});
+        // it, so this node stops serving until it is unsealed with the primary's keys, or by
+        // its auto seal, which its activation gave the primary's root key to wrap.
+        this.logger.warn('sealing: the replicated keyring opens only with the primary\'s root key; an auto seal unseals this node again, otherwise unseal it with the primary\'s keys', {});
         await this.sealNow();
         return;
       }

@@ -4,6 +4,7 @@
  *
  *   strongroom-emulator cloud1 --listen 127.0.0.1:4599 [--metadata-listen 127.0.0.1:4600] [--seed seed.json]
  *   strongroom-emulator cloud3 --listen 127.0.0.1:4610
+ *   strongroom-emulator s3 --listen 127.0.0.1:4566
  *   strongroom-emulator repohost --listen 127.0.0.1:4620
  *   strongroom-emulator cloud2-kv | cloud3-sm | deployhost-project --listen 127.0.0.1:0
  *
@@ -21,10 +22,31 @@ import type { Credentials, SeedDocument } from './cloud1/admin';
 export const USAGE =
   'usage: strongroom-emulator cloud1 --listen HOST:PORT [--metadata-listen HOST:PORT] [--seed FILE.json]\n' +
   '       strongroom-emulator cloud3 --listen HOST:PORT\n' +
+  '       strongroom-emulator s3 --listen HOST:PORT\n' +
   '       strongroom-emulator repohost --listen HOST:PORT\n' +
   SECRET_STORE_USAGE;
 
 const DEFAULT_ACCOUNT = '123456789012';
+
+interface FauxqsApp {
+  listen(options: { host: string; port: number }): Promise<unknown>;
+  close(): Promise<unknown>;
+  server: { address(): { port: number } | string | null };
+}
+
+// fauxqs is the workspace's S3 emulator (a dev dependency, ESM only). Its own CLI binds every
+// interface; this listens only where asked. A name in a variable keeps it out of this package's
+// compile-time dependencies: it is loaded only when someone runs `s3`.
+const FAUXQS = 'fauxqs';
+
+async function startS3(host: string, port: number): Promise<{ url: string; close(): Promise<unknown> }> {
+  const { buildApp } = (await import(FAUXQS)) as { buildApp(options: { logger: boolean; host: string }): FauxqsApp };
+  const app = buildApp({ logger: false, host });
+  await app.listen({ host, port });
+  const address = app.server.address();
+  const bound = typeof address === 'object' && address !== null ? address.port : port;
+  return { url: `http://${host}:${bound}`, close: () => app.close() };
+}
 
 export interface CliOutput {
   write(text: string): unknown;
@@ -56,6 +78,11 @@ export async function runCli(
     const storage = await Cloud3StorageEmulator.start({ host: listen[1] || '127.0.0.1', port: Number(listen[2]) });
     out.write(`cloud3 storage emulator ready\n  apiEndpoint: ${storage.url}\n`);
     return { stop: () => storage.close() };
+  }
+  if (name === 's3' && listen && options.size === 1) {
+    const s3 = await startS3(listen[1] || '127.0.0.1', Number(listen[2]));
+    out.write(`s3 emulator (fauxqs) ready\n  endpoint: ${s3.url}\n`);
+    return { stop: async () => { await s3.close(); } };
   }
   if (name === 'repohost' && listen && options.size === 1) {
     const repohost = await RepohostEmulator.start({ host: listen[1] || '127.0.0.1', port: Number(listen[2]) });

@@ -13,6 +13,11 @@ export interface ActivationMaterial {
   /** A performance secondary's own cluster ID, made with its token. */
   secondary_cluster_id?: string;
   primary: PrimaryLink;
+  /**
+   * The primary's root key (base64), when the primary is auto-sealed: the secondary's own seal
+   * wraps it, as no key share can rebuild it there. Absent under Shamir.
+   */
+  root_key?: string;
 }
 
 /** How long the primary's API has to answer the unwrap. */

@@ -13,7 +13,8 @@ export type KeyClass = 'replicated' | 'local';
 /** Physical prefix of everything that belongs to this cluster alone. */
 export const CLUSTER_LOCAL_PREFIX = 'core/local/';
 
-const CLUSTER_LOCAL_KEYS = new Set(['core/autopilot-configuration']);
+// The wrapped root key: each cluster's own auto seal wraps it (a secondary's from its activation).
+const CLUSTER_LOCAL_KEYS = new Set(['core/autopilot-configuration', 'core/wrapped-root-key']);
 const LOCAL_PREFIXES = ['sys/token/', 'sys/expire/'];
 
 export function classifyKey(key: string): KeyClass | null {

@@ -68,7 +68,7 @@ describe('the performance kind', () => {
       storage, advert: { api: 'http://127.0.0.1:1', cluster: '127.0.0.1:2' }, refreshActive: async () => {}, clusterCa: () => 'cluster-ca',
       configuration: () => ({ servers: [] }),
     } as unknown as ClusterNode;
-    const core = { sealed: false, seal: { holdsStoredRootKey: async () => true } } as unknown as Core;
+    const core = { sealed: false, seal: { holdsStoredRootKey: async () => true, rootKeyForSecondary: async () => null, wrapForThisCluster: async () => false, adoptAutoSealedRootKey: async () => false } } as unknown as Core;
     const merkle = { status: () => ({ root: '', corrupted: false, lastReindexEpoch: '', lastCheckEpoch: '', reindex: null }), reindex: async () => ({}), check: async () => ({}) };
     let dr: ReplicationRole | null = null;
     const perf = new ReplicationRole({ kind: 'performance', core, cluster, logger: silentLogger, clock: systemClock, merkle, other: () => dr });

@@ -206,6 +206,7 @@ export class ReplicationRole {
       if (!caCert) throw new BadRequestError('this node does not belong to a cluster yet');
       const client = await issueSecondaryCertificate({ caCert: s.ca_cert, caKey: s.ca_key }, options.id, CLIENT_CERT_VALIDITY_MS);
       const secondaryClusterId = this.kind === 'performance' ? randomUUID() : undefined;
+      const rootKey = await this.core.seal.rootKeyForSecondary();
       const material: ActivationMaterial = {
         kind: this.kind,
         secondary_id: options.id,
@@ -214,7 +215,9 @@ export class ReplicationRole {
           cluster_id: s.cluster_id, wal_source: s.wal_source, cluster_addrs: this.primaryClusterAddrs(s),
           api_addr: this.cluster.advert.api, ca_cert: caCert, cert: client.cert, key: client.key,
         },
+        ...(rootKey ? { root_key: rootKey.toString('base64') } : {}),
       };
+      rootKey?.fill(0);
       const record = {
         id: options.id, ...(secondaryClusterId ? { cluster_id: secondaryClusterId } : {}), fingerprint: client.fingerprint, issued_at: now, expires_at: now + options.ttlSeconds * 1000, activated: false,
       };
@@ -360,8 +363,12 @@ export class ReplicationRole {
       // The role first: the core stops serving before its data goes away under it.
       await this.write(next);
       await this.wipeNow();
+      // After the wipe: until then this cluster's own keyring is stored, which the primary's root key does not open.
+      const autoSealed = material.root_key !== undefined && (await this.core.seal.wrapForThisCluster(Buffer.from(material.root_key, 'base64')));
       this.logger.info(`this cluster is now a ${this.label} secondary; its data is being replaced by the primary's`, { secondary_id: material.secondary_id });
-      return [`This cluster is now a ${this.label} secondary: its data was cleared and is being copied from the primary. From now on it unseals with the primary's keys.`];
+      return [`This cluster is now a ${this.label} secondary: its data was cleared and is being copied from the primary. ${autoSealed
+        ? 'Its own seal keeps unsealing it; the primary\'s recovery keys are its recovery keys from now on.'
+        : 'From now on it unseals with the primary\'s keys.'}`];
     });
   }
 
@@ -466,6 +473,7 @@ export class ReplicationRole {
     if (this.core.sealed) throw new BadRequestError('this node is sealed: unseal it with the primary\'s keys first');
     if (await this.core.seal.holdsStoredRootKey()) return;
     if (this.primaryRootKey && (await this.core.seal.adoptRootKey(this.primaryRootKey))) return;
+    if (await this.core.seal.adoptAutoSealedRootKey()) return;
     throw new BadRequestError('this node does not hold the primary\'s root key yet: generate the DR operation token on this node (it rebuilds the key from the shares), or restart and unseal it with the primary\'s keys');
   }
 

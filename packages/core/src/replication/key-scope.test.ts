@@ -19,7 +19,7 @@ describe('Core.replicationScope', () => {
     for (const key of [
       'sys/token/id/abc', 'sys/token/accessor/abc', 'sys/token/parent/a/b', 'sys/token/cubbyhole/abc', 'sys/token/salt',
       'sys/expire/id/secret/creds/1', 'core/local/replication/performance/state', 'core/replication-performance-set', 'core/replication-performance-link',
-      'core/replication-performance-link-applied', 'core/local-audit', 'core/local-mounts', 'core/local-auth',
+      'core/replication-performance-link-applied', 'core/local-audit', 'core/local-mounts', 'core/local-auth', 'core/wrapped-root-key',
       `core/namespaces/${ns}/local-mounts`, `core/namespaces/${ns}/local-auth`,
       `logical/${uuid(mounts, 'here/')}/x`, `auth/${uuid(auths, 'mine/')}/users/a`, `logical/${uuid(teamMounts, 'team-here/')}/x`,
     ]) expect([key, scope(key)]).toEqual([key, 'local']);

@@ -19,8 +19,11 @@ const LOCAL: KeyScope = Object.freeze({ scope: 'local' });
  * hold but no performance secondary may (they hold the set's CA key, a secondary's client key).
  */
 const LOCAL_PREFIXES = ['core/local/', 'core/local-mounts', 'core/local-auth', 'sys/token/', 'sys/expire/', 'core/replication-performance-'];
-/** A cluster's own settings outside `core/local/` (kept where they were before replication), and its local audit devices. */
-const LOCAL_KEYS = new Set(['core/autopilot-configuration', 'core/local-audit']);
+/**
+ * A cluster's own settings outside `core/local/` (kept where they were before replication), its
+ * local audit devices, and the root key as its own auto seal wrapped it.
+ */
+const LOCAL_KEYS = new Set(['core/autopilot-configuration', 'core/local-audit', 'core/wrapped-root-key']);
 const NAMESPACE_DATA = 'core/namespaces/';
 const DATA_PREFIXES = Object.values(DATA_PREFIX);
 

@@ -2,8 +2,9 @@ import { StrongroomError } from '../errors';
 
 /**
  * A seal that keeps the root key wrapped by a key held elsewhere (another server's transit
- * key), so a node can unseal itself. Only what the root key is wrapped with leaves the node:
- * the root key itself never does, and the wrapped form is all storage holds.
+ * key), so a node can unseal itself. The seal's holder never sees the root key, and the
+ * wrapped form is all storage holds; the root key leaves its cluster only in the activation
+ * of a replication secondary, whose own seal wraps it there.
  */
 export interface AutoSeal {
   /** The seal type as seal-status and the stored configuration name it (`transit`). */

@@ -63,8 +63,11 @@ export function shareLength(config: SealConfig): number {
 /** Readable before unseal, so stored outside the barrier: neither holds anything secret. */
 const SEAL_CONFIG_KEY = 'core/seal-config';
 const KEYRING_KEY = 'core/keyring';
-/** The root key as the auto seal wrapped it: only the auto seal's holder can unwrap it. */
-const WRAPPED_ROOT_KEY = 'core/wrapped-root-key';
+/**
+ * The root key as the auto seal wrapped it: only the auto seal's holder can unwrap it. Each
+ * cluster of a replication set keeps its own (each has its own seal), so it never replicates.
+ */
+export const WRAPPED_ROOT_KEY = 'core/wrapped-root-key';
 /** Proves a recovery key without storing anything it could be derived from. */
 const RECOVERY_CHECK_KEY = 'core/recovery-check';
 
@@ -464,6 +467,31 @@ export class SealManager {
     this.joinWrapped = wrappedRootKey && config.type !== 'shamir' ? { type: config.type, ciphertext: wrappedRootKey } : null;
   }
 
+  /**
+   * The root key, for the activation of a secondary cluster when this one is auto-sealed: the
+   * secondary's own seal wraps it (see `wrapForThisCluster`), since no key share can rebuild it
+   * there. Null under Shamir, where the secondary is unsealed with this cluster's key shares.
+   */
+  async rootKeyForSecondary(): Promise<Buffer | null> {
+    if (!this.rootKey || this.barrier.sealed) throw new SealedError();
+    const config = await this.sealConfig();
+    if (!config || config.type === 'shamir') return null;
+    return Buffer.from(this.rootKey);
+  }
+
+  /**
+   * On a secondary with an auto seal: stores the primary's root key wrapped by this cluster's
+   * own seal (the wrapped root key never replicates), so that once the primary's keyring has
+   * arrived every node of this cluster unseals itself with it. False without an auto seal.
+   */
+  async wrapForThisCluster(rootKey: Buffer): Promise<boolean> {
+    const auto = this.autoSeal;
+    if (!auto) return false;
+    const wrapped: WrappedRootKey = { type: auto.type, ciphertext: await auto.wrap(rootKey) };
+    await this.physical.put(WRAPPED_ROOT_KEY, Buffer.from(JSON.stringify(wrapped)));
+    return true;
+  }
+
   /** What a joining node with the same auto seal needs to unseal itself; null under Shamir. */
   async wrappedRootKey(): Promise<string | null> {
     const raw = await this.physical.get(WRAPPED_ROOT_KEY);
@@ -521,6 +549,28 @@ export class SealManager {
     this.barrier.unseal(keyring);
     live.wipe();
     return true;
+  }
+
+  /**
+   * With an auto seal: takes the root key it unwraps from storage, if that opens the stored
+   * keyring. A running DR secondary needs it before it serves: since its activation, storage
+   * holds the primary's keyring and the primary's root key wrapped by this cluster's seal, while
+   * memory still holds the root key it was unsealed with. Recovery keys rebuild no root key.
+   */
+  async adoptAutoSealedRootKey(): Promise<boolean> {
+    const auto = this.autoSeal;
+    if (!auto || this.barrier.sealed) return false;
+    let rootKey: Buffer;
+    try {
+      rootKey = await this.unwrapStored(auto);
+    } catch {
+      return false;
+    }
+    try {
+      return await this.adoptRootKey(rootKey);
+    } finally {
+      rootKey.fill(0);
+    }
   }
 
   /** Forgets the cached seal configuration (after a snapshot restore replaced storage). */

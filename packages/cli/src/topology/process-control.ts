@@ -1,0 +1,65 @@
+import { spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { StartSpec } from './state-file';
+
+/** Starts a process that outlives its starter: its own process group, output appended to its log. */
+export function spawnDetached(spec: StartSpec): number {
+  mkdirSync(dirname(spec.log), { recursive: true });
+  const log = openSync(spec.log, 'a');
+  try {
+    const [cmd, ...args] = spec.argv;
+    if (cmd === undefined) throw new Error('empty argv');
+    const child = spawn(cmd, args, { cwd: spec.cwd, env: { ...process.env, ...spec.env }, detached: true, stdio: ['ignore', log, log] });
+    child.unref();
+    if (child.pid === undefined) throw new Error(`could not start ${cmd}`);
+    return child.pid;
+  } finally {
+    closeSync(log);
+  }
+}
+
+/**
+ * Whether `pid` is still the process `spec` started: a pid the system handed to some other
+ * program since must never be signalled. Where /proc is missing, the pid alone decides.
+ */
+export function isRunning(pid: number, spec: StartSpec): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  let cmdline: string;
+  try {
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return true;
+  }
+  if (cmdline === '') return false; // a zombie: it has exited
+  const args = cmdline.split('\0');
+  return spec.argv.slice(1).every((a) => args.includes(a));
+}
+
+/** SIGTERM, then SIGKILL for whatever is still running after `graceMs`. */
+export async function terminate(procs: { pid: number; spec: StartSpec }[], graceMs = 15_000): Promise<void> {
+  const running = procs.filter((p) => isRunning(p.pid, p.spec));
+  for (const p of running) signal(p.pid, 'SIGTERM');
+  const deadline = Date.now() + graceMs;
+  while (Date.now() < deadline && running.some((p) => isRunning(p.pid, p.spec))) await sleep(100);
+  for (const p of running) if (isRunning(p.pid, p.spec)) signal(p.pid, 'SIGKILL');
+  const killDeadline = Date.now() + 5_000;
+  while (Date.now() < killDeadline && running.some((p) => isRunning(p.pid, p.spec))) await sleep(50);
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // Already gone.
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
