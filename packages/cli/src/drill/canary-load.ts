@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { call, sleep } from './http';
+import { call, sleep } from '../node-api';
 
 /**
  * A steady KV v2 write load whose every write is a canary: `<mount>/canary-<seq>` holding its

@@ -1,5 +1,5 @@
 import { runFailover, type DrillContext, type FailoverMode, type FailoverReport } from './failover';
-import { call, errorsOf } from './http';
+import { call, errorsOf } from '../node-api';
 import { followNewPrimary, type PerformanceReport } from './performance-secondary';
 import { answeringNode, DR, drMode, generateRoot, replicationStatus } from './replication-ops';
 import { StepLog, type Progress, type StepResult } from './steps';

@@ -1,5 +1,5 @@
 import { CanaryLoad, CANARY_MOUNT, type Ack } from './canary-load';
-import { must, poll, sleep } from './http';
+import { must, poll, sleep } from '../node-api';
 import {
   activeNode, answeringNode, caughtUp, DR, drOperationToken, replicationStatus, streamingSecondary, unsealed,
 } from './replication-ops';

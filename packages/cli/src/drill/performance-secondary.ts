@@ -1,5 +1,5 @@
 import { canaryPath } from './canary-load';
-import { call, must, poll } from './http';
+import { call, must, poll } from '../node-api';
 import { PERF, replicationStatus } from './replication-ops';
 import type { StepLog } from './steps';
 import type { DrillCluster, DrillNode } from './target';

@@ -1,4 +1,4 @@
-import { call, errorsOf, must, poll } from './http';
+import { call, errorsOf, must, poll } from '../node-api';
 import type { DrillCluster, DrillNode } from './target';
 
 /** Reads and operations on a cluster's replication roles, as any operator would make them over the API. */

@@ -1,7 +1,8 @@
-import { spawn } from 'node:child_process';
-import { closeSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { poll } from './http';
+import { poll } from '../node-api';
+import { isAlive, isRunning, runsCommand, spawnDetached } from '../topology/process-control';
+import type { StartSpec } from '../topology/state-file';
 import type { DrillCluster, DrillNode, DrillTarget } from './target';
 
 /**
@@ -9,20 +10,13 @@ import type { DrillCluster, DrillNode, DrillTarget } from './target';
  * and how each was started) and `operator/credentials.json` (what each cluster's init returned).
  */
 
-export interface NodeStart {
-  argv: string[];
-  env?: Record<string, string>;
-  cwd?: string;
-  log: string;
-}
-
 export interface NodeState {
   name: string;
   api_addr: string;
   cluster_addr?: string;
   pid?: number;
   dir?: string;
-  start: NodeStart;
+  start: StartSpec;
 }
 
 interface StateFile {
@@ -66,38 +60,6 @@ function checkNode(n: unknown, where: string): NodeState {
   return node as NodeState;
 }
 
-/** Whether the process runs; a zombie (dead, not yet reaped by its parent) does not. */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  try {
-    // The state follows the command in parentheses, which may itself hold spaces.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return true; // No /proc here: the signal check is all there is.
-  }
-}
-
-/**
- * Whether `pid` still runs the node's command: a pid in an old state file may belong to another
- * program by now, which must never be signalled. Where /proc is missing, the pid is trusted.
- */
-function runsCommand(pid: number, argv: string[]): boolean {
-  let cmdline: string;
-  try {
-    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-  } catch {
-    return true;
-  }
-  const args = cmdline.split('\0').filter((a, i, all) => i < all.length - 1 || a !== '');
-  // The program itself may be named by another path to the same binary.
-  return args.length === argv.length && args.slice(1).every((a, i) => a === argv[i + 1]);
-}
-
 /**
  * A node run from the state file. The state is read again before each change and written
  * through a rename, so the file stays whole for other tools reading it meanwhile.
@@ -129,23 +91,8 @@ function stateNode(stateFile: string, cluster: string, initial: NodeState): Dril
     async start() {
       const { pid, start } = current();
       // Running already (a node the failure spared): a second process would only fail on its ports.
-      if (pid && isAlive(pid) && runsCommand(pid, start.argv)) return;
-      const log = openSync(start.log, 'a');
-      try {
-        const [cmd, ...args] = start.argv as [string, ...string[]];
-        const child = spawn(cmd, args, {
-          detached: true, stdio: ['ignore', log, log], cwd: start.cwd ?? process.cwd(), env: { ...process.env, ...(start.env ?? {}) },
-        });
-        await new Promise<void>((ok, fail) => {
-          child.once('spawn', ok);
-          child.once('error', fail);
-        });
-        child.unref();
-        if (child.pid === undefined) throw new TopologyError(`${initial.name} did not start`);
-        savePid(child.pid);
-      } finally {
-        closeSync(log);
-      }
+      if (pid && isRunning(pid, start)) return;
+      savePid(spawnDetached(start));
     },
   };
 }

@@ -1,5 +1,5 @@
 import { canaryPath, type Ack } from './canary-load';
-import { call, errorsOf } from './http';
+import { call, errorsOf } from '../node-api';
 
 /**
  * Reads every acknowledged canary on `addr`, a few at a time, and answers those missing or

@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSy
 import { join } from 'node:path';
 import { until } from '../cluster-launcher';
 import type { ClusterDescription, ClusterName, TopologyDescription } from './description';
-import { call, describe, must, type Reply } from './vault-http';
+import { call, errorsOf, expectOk, type Reply } from '../node-api';
 
 /**
  * Brings a described topology from freshly started processes to serving clusters: the transit
@@ -101,7 +101,7 @@ class Bootstrap {
     let status = await this.waitAnswer(addr);
     if (!status.initialized) {
       this.log('unseal: initializing (1 key share)');
-      const init = await must('init of the unseal node', call(addr, 'PUT', 'sys/init', { body: { secret_shares: 1, secret_threshold: 1 } }));
+      const init = await expectOk('init of the unseal node', call(addr, 'PUT', 'sys/init', { body: { secret_shares: 1, secret_threshold: 1 } }));
       this.credentials.unseal = { unseal_keys_b64: init.json.keys_base64 as string[], root_token: init.json.root_token as string };
       this.saveCredentials();
       status = await this.waitAnswer(addr);
@@ -110,19 +110,19 @@ class Bootstrap {
       const keys = this.credentials.unseal?.unseal_keys_b64 ?? [];
       if (keys.length === 0) throw new Error('the unseal node is sealed and the credentials file holds no unseal key for it');
       this.log('unseal: unsealing with the operator\'s key');
-      for (const key of keys) await must('unseal of the unseal node', call(addr, 'PUT', 'sys/unseal', { body: { key } }));
+      for (const key of keys) await expectOk('unseal of the unseal node', call(addr, 'PUT', 'sys/unseal', { body: { key } }));
     }
     await this.waitFor('the unseal node to be active', async () => ((await call(addr, 'GET', 'sys/health')).status === 200 ? true : undefined));
     const token = this.rootToken('unseal');
-    const mounts = await must('listing the unseal node\'s mounts', call(addr, 'GET', 'sys/mounts', { token }));
+    const mounts = await expectOk('listing the unseal node\'s mounts', call(addr, 'GET', 'sys/mounts', { token }));
     if (!(mounts.json.data ?? mounts.json)['transit/']) {
       this.log('unseal: enabling the transit engine');
-      await must('enabling transit on the unseal node', call(addr, 'POST', 'sys/mounts/transit', { token, body: { type: 'transit' } }));
+      await expectOk('enabling transit on the unseal node', call(addr, 'POST', 'sys/mounts/transit', { token, body: { type: 'transit' } }));
     }
     for (const key of this.sealKeys()) {
       if ((await call(addr, 'GET', `transit/keys/${key}`, { token })).status === 200) continue;
       this.log(`unseal: creating the transit key ${key}`);
-      await must(`creating the transit key ${key}`, call(addr, 'POST', `transit/keys/${key}`, { token, body: {} }));
+      await expectOk(`creating the transit key ${key}`, call(addr, 'POST', `transit/keys/${key}`, { token, body: {} }));
     }
   }
 
@@ -136,7 +136,7 @@ class Bootstrap {
     const token = this.rootToken('unseal');
     for (const key of this.sealKeys()) {
       const policy = `seal-${key}`;
-      await must(`writing the policy ${policy}`, call(addr, 'PUT', `sys/policies/acl/${policy}`, {
+      await expectOk(`writing the policy ${policy}`, call(addr, 'PUT', `sys/policies/acl/${policy}`, {
         token, body: { policy: sealPolicy(key) },
       }));
       const file = join(this.o.sealTokenDir, `${key}.token`);
@@ -146,7 +146,7 @@ class Bootstrap {
         if ((await call(addr, 'POST', 'auth/token/lookup', { token, body: { token: held } })).status === 200) continue;
       }
       this.log(`unseal: issuing the seal token for ${key}${replacing ? ' (the one held is no longer valid)' : ''}`);
-      const created = await must(`creating the seal token for ${key}`, call(addr, 'POST', 'auth/token/create-orphan', {
+      const created = await expectOk(`creating the seal token for ${key}`, call(addr, 'POST', 'auth/token/create-orphan', {
         token, body: { policies: [policy], period: '24h', no_default_policy: true, display_name: `seal-${key}` },
       }));
       writeSecretFile(file, `${created.json.auth.client_token as string}\n`);
@@ -162,7 +162,7 @@ class Bootstrap {
     const status = await this.waitAnswer(first);
     if (!status.initialized) {
       this.log(`${name}: initializing ${cluster.nodes[0]?.name} (1 recovery key share)`);
-      const init = await must(`init of ${cluster.nodes[0]?.name}`, call(first, 'PUT', 'sys/init', { body: { recovery_shares: 1, recovery_threshold: 1 } }));
+      const init = await expectOk(`init of ${cluster.nodes[0]?.name}`, call(first, 'PUT', 'sys/init', { body: { recovery_shares: 1, recovery_threshold: 1 } }));
       this.credentials[name] = { recovery_keys_b64: init.json.recovery_keys_base64 as string[], root_token: init.json.root_token as string };
       this.saveCredentials();
     }
@@ -196,10 +196,10 @@ class Bootstrap {
     const token = this.rootToken('primary');
     for (const kind of ['dr', 'performance'] as const) {
       const addr = await this.active('primary');
-      const st = await must(`reading the ${kind} status`, call(addr, 'GET', `sys/replication/${kind}/status`));
+      const st = await expectOk(`reading the ${kind} status`, call(addr, 'GET', `sys/replication/${kind}/status`));
       if (st.json.data.mode === 'primary') continue;
       this.log(`primary: enabling ${kind} replication as primary`);
-      await must(`enabling ${kind} primary`, call(addr, 'POST', `sys/replication/${kind}/primary/enable`, { token, body: {} }));
+      await expectOk(`enabling ${kind} primary`, call(addr, 'POST', `sys/replication/${kind}/primary/enable`, { token, body: {} }));
       await this.waitFor(`the ${kind} primary to be enabled`, async () => {
         const s = await call(await this.active('primary'), 'GET', `sys/replication/${kind}/status`);
         return s.json?.data?.mode === 'primary' ? true : undefined;
@@ -214,9 +214,9 @@ class Bootstrap {
     const st = await call(addr, 'GET', `sys/replication/${kind}/status`);
     const known = (st.json?.data?.known_secondaries ?? []) as string[];
     if (known.includes(id)) {
-      await must(`revoking the unfinished ${kind} secondary ${id}`, call(addr, 'POST', `sys/replication/${kind}/primary/revoke-secondary`, { token, body: { id } }));
+      await expectOk(`revoking the unfinished ${kind} secondary ${id}`, call(addr, 'POST', `sys/replication/${kind}/primary/revoke-secondary`, { token, body: { id } }));
     }
-    return must(`the ${kind} secondary token`, call(addr, 'POST', `sys/replication/${kind}/primary/secondary-token`, { token, body: { id, ...extra } }));
+    return expectOk(`the ${kind} secondary token`, call(addr, 'POST', `sys/replication/${kind}/primary/secondary-token`, { token, body: { id, ...extra } }));
   }
 
   private async drSecondary(): Promise<void> {
@@ -226,7 +226,7 @@ class Bootstrap {
     const wrapped = issued.json.wrap_info?.token as string | undefined;
     if (!wrapped) throw new Error('the primary answered the DR secondary token without wrap_info');
     const addr = await this.active('dr');
-    await must('enabling the DR secondary', call(addr, 'POST', 'sys/replication/dr/secondary/enable', {
+    await expectOk('enabling the DR secondary', call(addr, 'POST', 'sys/replication/dr/secondary/enable', {
       token: this.rootToken('dr'), body: { token: wrapped, primary_api_addr: await this.active('primary') },
     }));
   }
@@ -237,13 +237,13 @@ class Bootstrap {
     this.log('perf: activating as performance secondary (secondary_public_key)');
     const addr = await this.active('perf');
     const token = this.rootToken('perf');
-    const key = await must('generate-public-key on the performance secondary', call(addr, 'POST', 'sys/replication/performance/secondary/generate-public-key', { token, body: {} }));
+    const key = await expectOk('generate-public-key on the performance secondary', call(addr, 'POST', 'sys/replication/performance/secondary/generate-public-key', { token, body: {} }));
     const publicKey = key.json.data?.secondary_public_key as string | undefined;
     if (!publicKey) throw new Error('generate-public-key answered no secondary_public_key');
     const issued = await this.secondaryToken('performance', SECONDARY_IDS.perf, { secondary_public_key: publicKey });
     const activation = issued.json.data?.token as string | undefined;
     if (!activation) throw new Error('the primary answered the performance secondary token without data.token');
-    await must('enabling the performance secondary', call(addr, 'POST', 'sys/replication/performance/secondary/enable', { token, body: { token: activation } }));
+    await expectOk('enabling the performance secondary', call(addr, 'POST', 'sys/replication/performance/secondary/enable', { token, body: { token: activation } }));
   }
 
   private async caughtUp(name: 'dr' | 'perf'): Promise<void> {
@@ -273,7 +273,7 @@ class Bootstrap {
     if (!bucket.ok && bucket.status !== 409) throw new Error(`creating the bucket ${s.bucket} on ${s.endpoint} failed (status ${bucket.status})`);
     if ((await call(await this.active('primary'), 'GET', path, { token })).status !== 200) {
       this.log(`primary: configuring the automated snapshot ${s.name} (every ${s.interval} to ${s.endpoint})`);
-      await must(`configuring the automated snapshot ${s.name}`, call(await this.active('primary'), 'POST', path, {
+      await expectOk(`configuring the automated snapshot ${s.name}`, call(await this.active('primary'), 'POST', path, {
         token,
         body: {
           storage_type: 'cloud1-objstore', interval: s.interval, retain: s.retain, path_prefix: s.path_prefix,
@@ -302,7 +302,7 @@ class Bootstrap {
   private async waitAnswer(addr: string): Promise<{ initialized: boolean; sealed: boolean }> {
     return this.waitFor(`${addr} to answer`, async () => {
       const r = await call(addr, 'GET', 'sys/seal-status');
-      if (r.status !== 200) throw new Error(`seal-status answered ${describe(r)}`);
+      if (r.status !== 200) throw new Error(`seal-status answered ${errorsOf(r)}`);
       return { initialized: r.json.initialized === true, sealed: r.json.sealed !== false };
     });
   }

@@ -6,7 +6,7 @@ import { rewriteConfig } from './config-rewrite';
 import { allNodes, CLUSTER_NAMES, EMULATOR_NAMES, TopologyError, type ClusterName, type EmulatorName, type TopologyDescription } from './description';
 import { isRunning, spawnDetached, terminate } from './process-control';
 import { readState, stateNodes, writeState, type EmulatorState, type NodeState, type StartSpec, type TopologyState } from './state-file';
-import { call } from './vault-http';
+import { call } from '../node-api';
 
 /**
  * The compose topology as local processes on loopback: the same role configs with remapped

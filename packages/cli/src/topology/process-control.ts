@@ -11,6 +11,8 @@ export function spawnDetached(spec: StartSpec): number {
     const [cmd, ...args] = spec.argv;
     if (cmd === undefined) throw new Error('empty argv');
     const child = spawn(cmd, args, { cwd: spec.cwd, env: { ...process.env, ...spec.env }, detached: true, stdio: ['ignore', log, log] });
+    // A start that fails (no such program) leaves no pid, reported below; its later 'error' event must not end this process.
+    child.once('error', () => undefined);
     child.unref();
     if (child.pid === undefined) throw new Error(`could not start ${cmd}`);
     return child.pid;
@@ -19,26 +21,42 @@ export function spawnDetached(spec: StartSpec): number {
   }
 }
 
-/**
- * Whether `pid` is still the process `spec` started: a pid the system handed to some other
- * program since must never be signalled. Where /proc is missing, the pid alone decides.
- */
-export function isRunning(pid: number, spec: StartSpec): boolean {
+/** Whether the process runs; a zombie (dead, not yet reaped by its parent) does not. */
+export function isAlive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
-  } catch {
-    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
+  try {
+    // The state follows the command in parentheses, which may itself hold spaces.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true; // No /proc here: the signal check is all there is.
+  }
+}
+
+/**
+ * Whether `pid` runs `argv`: a pid in an old state file may belong to another program by now,
+ * which must never be signalled. Where /proc is missing, the pid is trusted.
+ */
+export function runsCommand(pid: number, argv: string[]): boolean {
   let cmdline: string;
   try {
     cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
   } catch {
     return true;
   }
-  if (cmdline === '') return false; // a zombie: it has exited
-  const args = cmdline.split('\0');
-  return spec.argv.slice(1).every((a) => args.includes(a));
+  const args = cmdline.split('\0').filter((a, i, all) => i < all.length - 1 || a !== '');
+  // The program itself may be named by another path to the same binary.
+  return args.length === argv.length && args.slice(1).every((a, i) => a === argv[i + 1]);
+}
+
+/** Whether `pid` is still the process `spec` started. */
+export function isRunning(pid: number, spec: StartSpec): boolean {
+  return isAlive(pid) && runsCommand(pid, spec.argv);
 }
 
 /** SIGTERM, then SIGKILL for whatever is still running after `graceMs`. */

@@ -1,4 +1,8 @@
-/** One call to a node's HTTP API. A network error or timeout rejects; any HTTP status resolves. */
+/**
+ * Calls to a node's HTTP API for the operator tools (topology, bootstrap, the drill). A network
+ * error or timeout rejects; any HTTP status resolves.
+ */
+import { until } from './cluster-launcher';
 
 export interface Reply {
   status: number;
@@ -35,27 +39,21 @@ export function errorsOf(r: Reply): string {
   return Array.isArray(errors) && errors.length > 0 ? errors.join('; ') : `HTTP ${r.status}`;
 }
 
-/** Calls and expects a 2xx; otherwise throws naming what was attempted and the server's errors. */
-export async function must(what: string, addr: string, method: string, path: string, options: { token?: string; body?: unknown; timeoutMs?: number } = {}): Promise<Reply> {
-  const r = await call(addr, method, path, options);
-  if (r.status < 200 || r.status > 299) throw new Error(`${what} (${method} ${path} on ${addr}) answered ${errorsOf(r)}`);
+/** Expects a 2xx; otherwise throws naming `what` and the server's errors (never the request's body). */
+export async function expectOk(what: string, reply: Promise<Reply>): Promise<Reply> {
+  const r = await reply;
+  if (r.status < 200 || r.status > 299) throw new Error(`${what} answered ${errorsOf(r)}`);
   return r;
 }
 
+/** Calls and expects a 2xx, naming what was attempted and where. */
+export function must(what: string, addr: string, method: string, path: string, options: { token?: string; body?: unknown; timeoutMs?: number } = {}): Promise<Reply> {
+  return expectOk(`${what} (${method} ${path} on ${addr})`, call(addr, method, path, options));
+}
+
 /** Polls `probe` until it returns something other than undefined; errors count as "not yet". */
-export async function poll<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>, intervalMs = 200): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
-    await sleep(intervalMs);
-  }
+export function poll<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>, intervalMs = 200): Promise<T> {
+  return until(what, timeoutMs, probe, intervalMs);
 }
 
 export function sleep(ms: number): Promise<void> {
