@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -7,11 +7,13 @@ import { readTopologyTarget } from './topology-state';
 
 /**
  * The drill's command line and its reading of a topology directory, without servers: usage
- * errors exit 2 with a message, and a node of the state file is killed and started again as the
- * state says, its new pid written back.
+ * errors and a target that cannot be read exit 2 with a message, and a node of the state file is
+ * killed and started again as the state says, its new pid written back.
  */
 
-const BIN = resolve(__dirname, '../../../../scripts/dr-drill');
+const ROOT = resolve(__dirname, '../../../..');
+const BIN = join(ROOT, 'scripts', 'dr-drill');
+const DIST = join(ROOT, 'packages', 'cli', 'dist', 'index.js');
 
 function runBin(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((ok, fail) => {
@@ -67,8 +69,24 @@ describe('dr-drill arguments', () => {
       .toMatchObject({ mode: 'unplanned', failback: true, json: true, loadSeconds: 2, concurrency: 8 });
   });
 
+  it('takes a compose deployment: the compose file and the topology description by default, the credentials always', () => {
+    expect(parseDrillArgs(['--compose', '--credentials', 'c.json', '--planned'])).toEqual({
+      mode: 'planned', failback: false, json: false, loadSeconds: 5, concurrency: 4,
+      compose: { file: resolve('docker-compose.yml'), credentials: resolve('c.json'), topology: join(ROOT, 'deploy', 'topology.json') },
+    });
+    expect(parseDrillArgs(['--unplanned', '--compose', '--compose-file', '/x/c.yml', '--project-name', 'sr_2-a', '--credentials', '/x/cred.json', '--topology', '/x/t.json']).compose)
+      .toEqual({ file: '/x/c.yml', projectName: 'sr_2-a', credentials: '/x/cred.json', topology: '/x/t.json' });
+  });
+
   it.each([
-    [[], /--dir is required/],
+    [[], /--dir DIR or --compose is required/],
+    [['--planned', '--dir'], /--dir needs a directory/],
+    [['--dir', 'd', '--compose', '--credentials', 'c', '--planned'], /give one of --dir and --compose, not both/],
+    [['--compose', '--planned'], /--compose needs --credentials FILE/],
+    [['--compose', '--credentials', '--planned'], /--credentials needs a file/],
+    [['--dir', 'd', '--credentials', 'c', '--project-name', 'p', '--planned'], /--credentials, --project-name: only with --compose/],
+    [['--compose', '--credentials', 'c', '--project-name', 'Strong Room', '--planned'], /--project-name must be lowercase letters, digits/],
+    [['--compose', '--credentials', 'c', '--project-name', '-x', '--planned'], /--project-name must be lowercase letters, digits/],
     [['--dir', 'd'], /--planned or --unplanned/],
     [['--dir', 'd', '--planned', '--unplanned'], /not both/],
     [['--dir', 'd', '--planned', '--load-seconds', 'soon'], /--load-seconds needs a whole number/],
@@ -81,10 +99,29 @@ describe('dr-drill arguments', () => {
   it('exits 2 with the message and the usage on a usage error or a missing topology', async () => {
     const usage = await runBin(['--planned']);
     expect([usage.code, usage.out]).toEqual([2, '']);
-    expect(usage.err).toMatch(/--dir is required\nusage: dr-drill --dir DIR/);
+    expect(usage.err).toMatch(/--dir DIR or --compose is required\nusage: dr-drill \(--dir DIR \| --compose --credentials FILE/);
+    const both = await runBin(['--dir', dir, '--compose', '--credentials', 'c', '--planned']);
+    expect([both.code, both.out]).toEqual([2, '']);
+    expect(both.err).toMatch(/give one of --dir and --compose, not both/);
     const missing = await runBin(['--dir', join(dir, 'nothing-here'), '--planned', '--json']);
     expect([missing.code, missing.out]).toEqual([2, '']);
     expect(missing.err).toMatch(/cannot read the topology state .*topology-state\.json: ENOENT/);
+    const noCompose = await runBin(['--compose', '--compose-file', join(dir, 'none.yml'), '--credentials', join(dir, 'c.json'), '--planned']);
+    expect([noCompose.code, noCompose.out]).toEqual([2, '']);
+    expect(noCompose.err).toMatch(/cannot read the compose file .*none\.yml: ENOENT/);
+  });
+
+  it('loads the YAML parser only for a compose deployment', () => {
+    // Whether the run pulled in the parser, after it has read (and failed to read) its target.
+    const loadsYaml = (args: string[]) => spawnSync(process.execPath, ['-e', `
+      const { runDrillScript } = require(${JSON.stringify(DIST)});
+      const devNull = { write: () => true };
+      runDrillScript(${JSON.stringify(args)}, devNull, devNull).then((code) => {
+        const yaml = Object.keys(require.cache).some((f) => f.includes('/node_modules/yaml/'));
+        process.stdout.write(code + ' ' + yaml);
+      });`], { encoding: 'utf8', timeout: 20_000 }).stdout;
+    expect(loadsYaml(['--dir', join(dir, 'nothing-here'), '--planned'])).toBe('2 false');
+    expect(loadsYaml(['--compose', '--compose-file', join(ROOT, 'docker-compose.yml'), '--credentials', join(dir, 'none.json'), '--planned'])).toBe('2 true');
   });
 });
 

@@ -1,8 +1,9 @@
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { poll } from '../node-api';
 import { isAlive, isRunning, runsCommand, spawnDetached } from '../topology/process-control';
 import type { StartSpec } from '../topology/state-file';
+import { readJson, readOperatorCredentials, TargetError } from './operator-credentials';
 import type { DrillCluster, DrillNode, DrillTarget } from './target';
 
 /**
@@ -23,39 +24,12 @@ interface StateFile {
   clusters: Record<string, { nodes: NodeState[] } | undefined>;
 }
 
-/** What an init returned, as the CLI's JSON (`*_b64`) or the API's (`*_base64`) names it. */
-interface InitResult {
-  recovery_keys_b64?: string[];
-  recovery_keys_base64?: string[];
-  unseal_keys_b64?: string[];
-  keys_base64?: string[];
-  root_token?: string;
-}
-
-export class TopologyError extends Error {
-  override readonly name = 'TopologyError';
-}
-
-function readJson(file: string, what: string): unknown {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new TopologyError(`cannot read the ${what} ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new TopologyError(`the ${what} ${file} is not JSON`);
-  }
-}
-
 function checkNode(n: unknown, where: string): NodeState {
   const node = n as Partial<NodeState> | null;
-  if (!node || typeof node.name !== 'string' || typeof node.api_addr !== 'string') throw new TopologyError(`${where}: a node needs "name" and "api_addr"`);
+  if (!node || typeof node.name !== 'string' || typeof node.api_addr !== 'string') throw new TargetError(`${where}: a node needs "name" and "api_addr"`);
   const start = node.start;
   if (!start || !Array.isArray(start.argv) || start.argv.length === 0 || typeof start.log !== 'string') {
-    throw new TopologyError(`${where}: node "${node.name}" needs "start" with "argv" and "log"`);
+    throw new TargetError(`${where}: node "${node.name}" needs "start" with "argv" and "log"`);
   }
   return node as NodeState;
 }
@@ -84,7 +58,7 @@ function stateNode(stateFile: string, cluster: string, initial: NodeState): Dril
     async kill(signal) {
       const { pid, start } = current();
       if (!pid || !isAlive(pid)) return;
-      if (!runsCommand(pid, start.argv)) throw new TopologyError(`${initial.name}: pid ${pid} runs another command than the state's start argv; not signalling it`);
+      if (!runsCommand(pid, start.argv)) throw new TargetError(`${initial.name}: pid ${pid} runs another command than the state's start argv; not signalling it`);
       process.kill(pid, signal);
       await poll(`${initial.name} (pid ${pid}) to exit`, 30_000, async () => (isAlive(pid) ? undefined : true), 50);
     },
@@ -97,35 +71,21 @@ function stateNode(stateFile: string, cluster: string, initial: NodeState): Dril
   };
 }
 
-function keySharesOf(init: InitResult | undefined): string[] {
-  return init?.recovery_keys_b64 ?? init?.recovery_keys_base64 ?? init?.unseal_keys_b64 ?? init?.keys_base64 ?? [];
-}
-
 /** Reads DIR/topology-state.json and DIR/operator/credentials.json into a drill target. */
 export function readTopologyTarget(dir: string): DrillTarget {
   const stateFile = join(dir, 'topology-state.json');
   const state = readJson(stateFile, 'topology state') as Partial<StateFile> | null;
-  if (!state || typeof state.clusters !== 'object' || state.clusters === null) throw new TopologyError(`${stateFile}: missing "clusters"`);
+  if (!state || typeof state.clusters !== 'object' || state.clusters === null) throw new TargetError(`${stateFile}: missing "clusters"`);
   const cluster = (name: string, required: boolean): DrillCluster | null => {
     const c = state.clusters?.[name];
     if (!c) {
-      if (required) throw new TopologyError(`${stateFile}: missing cluster "${name}"`);
+      if (required) throw new TargetError(`${stateFile}: missing cluster "${name}"`);
       return null;
     }
-    if (!Array.isArray(c.nodes) || c.nodes.length === 0) throw new TopologyError(`${stateFile}: cluster "${name}" has no nodes`);
+    if (!Array.isArray(c.nodes) || c.nodes.length === 0) throw new TargetError(`${stateFile}: cluster "${name}" has no nodes`);
     return { name, nodes: c.nodes.map((n) => stateNode(stateFile, name, checkNode(n, `${stateFile} cluster "${name}"`))) };
   };
   const pair: [DrillCluster, DrillCluster] = [cluster('primary', true) as DrillCluster, cluster('dr', true) as DrillCluster];
   const performance = cluster('perf', false);
-  const credentialsFile = join(dir, 'operator', 'credentials.json');
-  const credentials = readJson(credentialsFile, 'operator credentials') as Record<string, InitResult | undefined> | null;
-  const primaryInit = credentials?.['primary'];
-  const keyShares = keySharesOf(primaryInit);
-  if (typeof primaryInit?.root_token !== 'string' || primaryInit.root_token === '' || keyShares.length === 0) {
-    throw new TopologyError(`${credentialsFile}: "primary" needs "root_token" and its key shares ("recovery_keys_b64" or "unseal_keys_b64")`);
-  }
-  return {
-    pair, performance,
-    credentials: { rootToken: primaryInit.root_token, keyShares },
-  };
+  return { pair, performance, credentials: readOperatorCredentials(join(dir, 'operator', 'credentials.json')) };
 }
