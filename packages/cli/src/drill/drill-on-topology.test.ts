@@ -1,29 +1,36 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { readState, stateNodes } from '../topology/state-file';
+import { parseDocument } from 'yaml';
+import { readState, stateNodes, type TopologyState } from '../topology/state-file';
+import { fakeDockerCalls, installFakeDocker } from './test-support/fake-docker';
 
 /**
- * The drill as CI proves it: `scripts/topology up` (every cluster sealed by transit, as the
- * compose file runs them), then `scripts/dr-drill --dir` planned and unplanned, each a few
- * seconds of load. Runs the BUILT scripts (`tsc -b` first).
+ * The drill as CI proves it, on one `scripts/topology up` (every cluster sealed by transit, as
+ * the compose file runs them): `scripts/dr-drill --dir` planned and unplanned, each a few seconds
+ * of load; then `--compose` without a Docker engine: the compose file's nodes are the same local
+ * processes (the copy of docker-compose.yml given to the drill publishes their ports), and a
+ * fake `docker` on PATH does `docker compose kill` and `start` to them. Runs the BUILT scripts
+ * (`tsc -b` first).
  */
 
 const BASE_PORT = 26560; // 26560-26578
 const ROOT = resolve(__dirname, '../../../..');
 const TOPOLOGY = join(ROOT, 'scripts', 'topology');
 const DRILL = join(ROOT, 'scripts', 'dr-drill');
+const PROJECT = 'drill-test';
 
 jest.setTimeout(900_000);
 
+let work: string;
 let dir: string;
 
 interface Run { code: number | null; out: string; err: string }
 
-function run(script: string, args: string[], timeoutMs: number): Promise<Run> {
+function run(script: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Run> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [script, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [script, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -38,8 +45,8 @@ function run(script: string, args: string[], timeoutMs: number): Promise<Run> {
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function drill(args: string[]): Promise<any> {
-  const r = await run(DRILL, ['--dir', dir, '--json', '--load-seconds', '3', '--concurrency', '4', ...args], 400_000);
+async function drillOnDir(args: string[]): Promise<any> {
+  const r = await run(DRILL, ['--dir', dir, '--json', '--load-seconds', '3', '--concurrency', '4', ...args], process.env, 400_000);
   let report;
   try {
     report = JSON.parse(r.out);
@@ -50,15 +57,28 @@ async function drill(args: string[]): Promise<any> {
   return report;
 }
 
+/** docker-compose.yml with each node's API published on the port its local process listens on. */
+function composeCopy(state: TopologyState, file: string): void {
+  const doc = parseDocument(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8'));
+  for (const node of stateNodes(state)) {
+    const port = new URL(node.api_addr).port;
+    // One node in the long syntax, on every interface, as `docker compose config` prints it.
+    const published = node.name === 'perf-1' ? [{ target: 8200, published: port, host_ip: '0.0.0.0', protocol: 'tcp' }] : [`127.0.0.1:${port}:8200`];
+    doc.setIn(['services', node.name, 'ports'], doc.createNode(published));
+  }
+  writeFileSync(file, String(doc));
+}
+
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'strongroom-drill-topology-'));
-  const up = await run(TOPOLOGY, ['up', '--dir', dir, '--base-port', String(BASE_PORT)], 600_000);
+  work = mkdtempSync(join(tmpdir(), 'strongroom-drill-compose-'));
+  dir = join(work, 'topology');
+  const up = await run(TOPOLOGY, ['up', '--dir', dir, '--base-port', String(BASE_PORT)], process.env, 600_000);
   if (up.code !== 0) throw new Error(`topology up failed (exit ${up.code}):\n${up.out}\n${up.err}`);
 });
 
 afterAll(async () => {
-  if (!dir) return;
-  await run(TOPOLOGY, ['down', '--dir', dir], 120_000);
+  if (!work) return;
+  await run(TOPOLOGY, ['down', '--dir', dir], process.env, 120_000);
   // Whatever down could not stop is ours to end.
   const state = readState(dir);
   for (const n of state ? stateNodes(state) : []) {
@@ -68,12 +88,12 @@ afterAll(async () => {
       // Already gone.
     }
   }
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(work, { recursive: true, force: true });
 });
 
 describe('scripts/dr-drill on scripts/topology', () => {
   it('a planned failover loses no acknowledged write, and the performance secondary follows', async () => {
-    const r = await drill(['--planned']);
+    const r = await drillOnDir(['--planned']);
     expect(r).toMatchObject({ ok: true, mode: 'planned', from: 'primary', to: 'dr', rpo_writes_lost: 0, missing_seqs: [] });
     expect(r.rto_seconds).toBeGreaterThan(0);
     expect(r.canaries_acknowledged).toBeGreaterThan(0);
@@ -84,7 +104,7 @@ describe('scripts/dr-drill on scripts/topology', () => {
   });
 
   it('an unplanned failover (the whole primary SIGKILLed under load) counts what it lost and takes the old primary back as a secondary', async () => {
-    const r = await drill(['--unplanned']);
+    const r = await drillOnDir(['--unplanned']);
     expect(r).toMatchObject({ ok: true, mode: 'unplanned', from: 'dr', to: 'primary' });
     expect(r.rpo_writes_lost).toBeGreaterThanOrEqual(0);
     expect(r.rpo_writes_lost + r.canaries_verified).toBe(r.canaries_acknowledged);
@@ -93,5 +113,55 @@ describe('scripts/dr-drill on scripts/topology', () => {
     // The killed nodes restarted from the state file and unsealed themselves through transit.
     expect(r.old_primary).toEqual({ came_back_as: 'primary', now: 'DR secondary of primary' });
     expect(r.performance_secondary).toMatchObject({ state: 'stream-wals', canary_read: true });
+  });
+
+  it('an unplanned drill kills the primary\'s services through docker compose, starts them again and fails over', async () => {
+    const before = readState(dir) as TopologyState;
+    const composeFile = join(work, 'docker-compose.yml');
+    composeCopy(before, composeFile);
+    const calls = join(work, 'docker-calls.jsonl');
+    installFakeDocker(join(work, 'bin'));
+    const env: NodeJS.ProcessEnv = {
+      ...process.env, PATH: `${join(work, 'bin')}:${process.env['PATH'] ?? ''}`, FAKE_DOCKER_TOPOLOGY: dir, FAKE_DOCKER_CALLS: calls,
+    };
+    delete env['DOCKER'];
+
+    const r = await run(DRILL, [
+      '--compose', '--compose-file', composeFile, '--project-name', PROJECT, '--credentials', join(dir, 'operator', 'credentials.json'),
+      '--unplanned', '--json', '--load-seconds', '3', '--concurrency', '4',
+    ], env, 400_000);
+    let report;
+    try {
+      report = JSON.parse(r.out);
+    } catch {
+      throw new Error(`the drill's stdout is not one JSON object (exit ${r.code}):\n${r.out}\n--- stderr ---\n${r.err}`);
+    }
+    if (r.code !== 0) throw new Error(`the drill failed (exit ${r.code}): ${report.error}\n--- stderr ---\n${r.err}`);
+
+    expect(report).toMatchObject({ ok: true, mode: 'unplanned', from: 'primary', to: 'dr' });
+    expect(report.rpo_writes_lost).toBeGreaterThanOrEqual(0);
+    expect(report.rpo_writes_lost + report.canaries_verified).toBe(report.canaries_acknowledged);
+    expect(report.canaries_acknowledged_before_failure).toBeGreaterThan(0);
+    expect(report.rto_seconds).toBeGreaterThan(0);
+    // Started again by `docker compose start`, the old primary's nodes unsealed themselves through transit.
+    expect(report.old_primary).toEqual({ came_back_as: 'primary', now: 'DR secondary of dr' });
+    expect(report.performance_secondary).toMatchObject({ state: 'stream-wals', canary_read: true });
+
+    const primary = ['primary-1', 'primary-2', 'primary-3'];
+    const prefix = ['compose', '-f', composeFile, '-p', PROJECT];
+    const recorded = fakeDockerCalls(calls);
+    const kills = recorded.filter((c) => c[5] === 'kill');
+    const starts = recorded.filter((c) => c[5] === 'start');
+    expect(kills.length + starts.length).toBe(recorded.length);
+    expect(kills.map((c) => c.at(-1)).sort()).toEqual(primary);
+    for (const c of kills) expect(c).toEqual([...prefix, 'kill', '-s', 'SIGKILL', c.at(-1)]);
+    expect(starts).toEqual(primary.map((s) => [...prefix, 'start', s]));
+    expect(recorded.slice(0, 3)).toEqual(kills);
+
+    // The fake acted on the processes: the primary's nodes run under new pids, the others as before.
+    const after = readState(dir) as TopologyState;
+    const pid = (s: TopologyState, name: string) => stateNodes(s).find((n) => n.name === name)?.pid;
+    for (const name of primary) expect(pid(after, name)).not.toBe(pid(before, name));
+    for (const n of stateNodes(before).filter((x) => !primary.includes(x.name))) expect(pid(after, n.name)).toBe(n.pid);
   });
 });
