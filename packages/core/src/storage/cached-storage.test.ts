@@ -40,6 +40,21 @@ describe('CachedStorage', () => {
     await cached.get('k0');
     expect(get).toHaveBeenCalledTimes(1);
   });
+
+  it('keeps what it caches in memory of its own, not in slices of the shared Buffer pool', async () => {
+    const inner = new MemoryStorage();
+    await inner.put('read', Buffer.from('read through'));
+    const cached = new CachedStorage(inner);
+    await cached.get('read');
+    await cached.put('put', Buffer.from('put'));
+    await cached.txn([{ type: 'put', key: 'txn', value: Buffer.from('txn') }]);
+    // The budget counts value bytes: a pool slice would keep a whole pool block alive per value.
+    const held = (cached as unknown as { entries: Map<string, Buffer> }).entries;
+    for (const key of ['read', 'put', 'txn']) {
+      const value = held.get(key) as Buffer;
+      expect(value.buffer.byteLength).toBe(value.length);
+    }
+  });
 });
 
 describe('CachedStorage with reads and writes in flight together', () => {

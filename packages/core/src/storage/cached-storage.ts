@@ -1,3 +1,4 @@
+import { ownedCopy } from '@strongroom/base';
 import type { Storage, TxnOp } from './storage';
 
 /** What is in flight for one key: operations, the writes among them, and changes so far. */
@@ -9,9 +10,11 @@ interface KeyActivity {
 
 /**
  * A read cache of physical entries (ciphertext) below the barrier, bounded in bytes, least
- * recently used out first. Every write goes through it, so it stays exact as long as nothing
- * writes the inner storage behind its back; whatever does (a Raft follower applying the log)
- * must call `invalidate` for the keys it changed.
+ * recently used out first. It keeps copies with memory of their own (`ownedCopy`): a cached
+ * value that sliced the shared Buffer pool kept the pool's whole block alive, several times
+ * the budget in all. Every write goes through it, so it stays exact as long as nothing writes
+ * the inner storage behind its back; whatever does (a Raft follower applying the log) must call
+ * `invalidate` for the keys it changed.
  *
  * Reads and writes overlap: a read that started before a write may finish after it with the
  * old value. So each key in flight counts its changes, and an operation caches what it saw
@@ -95,7 +98,7 @@ export class CachedStorage implements Storage {
     const epoch = this.epoch;
     try {
       const value = await this.inner.get(key);
-      if (settled && a.changes === changes && this.epoch === epoch) this.remember(key, value === null ? null : Buffer.from(value));
+      if (settled && a.changes === changes && this.epoch === epoch) this.remember(key, value === null ? null : ownedCopy(value));
       return value;
     } finally {
       this.end(key, a);
@@ -103,7 +106,7 @@ export class CachedStorage implements Storage {
   }
 
   put(key: string, value: Buffer): Promise<void> {
-    return this.write([key], () => this.inner.put(key, value), () => this.remember(key, Buffer.from(value)));
+    return this.write([key], () => this.inner.put(key, value), () => this.remember(key, ownedCopy(value)));
   }
 
   delete(key: string): Promise<void> {
@@ -120,7 +123,7 @@ export class CachedStorage implements Storage {
 
   txn(ops: TxnOp[]): Promise<void> {
     return this.write(ops.map((op) => op.key), () => this.inner.txn(ops), () => {
-      for (const op of ops) this.remember(op.key, op.type === 'put' ? Buffer.from(op.value) : null);
+      for (const op of ops) this.remember(op.key, op.type === 'put' ? ownedCopy(op.value) : null);
     });
   }
 
