@@ -3,7 +3,6 @@ export type { Clock, TimerHandle } from './clock';
 export { createLogger, silentLogger } from './logger';
 export type { Logger } from './logger';
 export { StrongroomError } from './errors';
-export { ownedCopy } from './owned-copy';
 export { childrenOf } from './storage';
 export type { Storage, TxnOp } from './storage';
 export { runStorageConformance } from './storage-conformance';

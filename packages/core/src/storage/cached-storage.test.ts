@@ -41,19 +41,23 @@ describe('CachedStorage', () => {
     expect(get).toHaveBeenCalledTimes(1);
   });
 
-  it('keeps what it caches in memory of its own, not in slices of the shared Buffer pool', async () => {
+  it('holds what it caches as one-byte strings and answers every byte value as it was written', async () => {
     const inner = new MemoryStorage();
-    await inner.put('read', Buffer.from('read through'));
+    const get = jest.spyOn(inner, 'get');
+    const everyByte = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+    await inner.put('read', everyByte);
     const cached = new CachedStorage(inner);
     await cached.get('read');
-    await cached.put('put', Buffer.from('put'));
-    await cached.txn([{ type: 'put', key: 'txn', value: Buffer.from('txn') }]);
-    // The budget counts value bytes: a pool slice would keep a whole pool block alive per value.
-    const held = (cached as unknown as { entries: Map<string, Buffer> }).entries;
-    for (const key of ['read', 'put', 'txn']) {
-      const value = held.get(key) as Buffer;
-      expect(value.buffer.byteLength).toBe(value.length);
-    }
+    await cached.put('put', everyByte.subarray(128));
+    await cached.txn([{ type: 'put', key: 'txn', value: everyByte.subarray(0, 128) }]);
+    expect(await cached.get('read')).toEqual(everyByte);
+    expect(await cached.get('put')).toEqual(everyByte.subarray(128));
+    expect(await cached.get('txn')).toEqual(everyByte.subarray(0, 128));
+    expect(get).toHaveBeenCalledTimes(1);
+    // Neither a Buffer of its own per value (two objects and a native allocation each) nor a
+    // slice of the shared pool (which keeps a whole pool block alive).
+    const held = (cached as unknown as { entries: Map<string, unknown> }).entries;
+    for (const key of ['read', 'put', 'txn']) expect(typeof held.get(key)).toBe('string');
   });
 });
 
