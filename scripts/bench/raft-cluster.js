@@ -43,6 +43,32 @@ async function freeBasePort(from) {
   throw new Error(`no free ports from ${from}`);
 }
 
+/**
+ * The bench's 3-node cluster with KV v2 at secret/, `env` added to the servers' environment.
+ * If anything fails after the launch, the nodes are killed before the error goes on.
+ */
+async function launchBenchCluster(dir, basePort, env) {
+  const { LocalCluster } = require(path.join(ROOT, 'packages/cli/dist/index.js'));
+  const cluster = await LocalCluster.launch({ dir, nodes: 3, basePort, ...(env ? { env } : {}) });
+  try {
+    const active = await cluster.waitActive();
+    const headers = { 'x-vault-token': cluster.rootToken };
+    const mounted = await fetch(`${active.apiAddr}/v1/sys/mounts/secret`, {
+      method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ type: 'kv', options: { version: '2' } }),
+    });
+    if (mounted.status !== 204 && mounted.status !== 200) throw new Error(`mounting secret/ failed: ${mounted.status} ${await mounted.text()}`);
+    return { cluster, active, headers };
+  } catch (err) {
+    cluster.killAll();
+    throw err;
+  }
+}
+
+/** The bench's write load: a KV v2 write of a fresh key per request, keys named after `run`. */
+function kvWrites(urls, headers, run) {
+  return { url: urls, method: 'POST', headers, body: KV_BODY, uniquePath: KV_PATH, prefix: `k${run}_` };
+}
+
 /** SIGTERM to every node; whatever has not exited after 10 s gets SIGKILL. */
 async function stopCluster(cluster) {
   let timer;
@@ -107,16 +133,10 @@ async function runRaftBench({ seconds }) {
     const level = await levelSyncedBatchRate(diskDir, DISK_SECONDS);
     row('ceiling: classic-level synced 1-put batch', level);
 
-    const { LocalCluster } = require(path.join(ROOT, 'packages/cli/dist/index.js'));
-    cluster = await LocalCluster.launch({ dir: path.join(work, 'cluster'), nodes: 3, basePort: await freeBasePort(18210) });
-    const active = await cluster.waitActive();
-    const headers = { 'x-vault-token': cluster.rootToken };
-    const mounted = await fetch(`${active.apiAddr}/v1/sys/mounts/secret`, {
-      method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ type: 'kv', options: { version: '2' } }),
-    });
-    if (mounted.status !== 204 && mounted.status !== 200) throw new Error(`mounting secret/ failed: ${mounted.status} ${await mounted.text()}`);
-
-    const kvLoad = (urls, run) => ({ url: urls, method: 'POST', headers, body: KV_BODY, uniquePath: KV_PATH, prefix: `k${run}_` });
+    const launched = await launchBenchCluster(path.join(work, 'cluster'), await freeBasePort(18210));
+    cluster = launched.cluster;
+    const { active } = launched;
+    const kvLoad = (urls, run) => kvWrites(urls, launched.headers, run);
     const all = cluster.nodes.map((n) => n.apiAddr);
     // Per-thread CPU under the busiest rows shows which process (and which thread) a row is bound by.
     const nodes = cluster.nodes.filter((n) => n.process).map((n) => ({ label: n === active ? 'active' : 'standby', pid: n.process.pid }));
@@ -216,4 +236,4 @@ async function runRaftBench({ seconds }) {
   }
 }
 
-module.exports = { runRaftBench };
+module.exports = { runRaftBench, launchBenchCluster, kvWrites, freeBasePort, stopCluster };

@@ -12,7 +12,8 @@
 // `performance` measures reads on a performance secondary behind an 80 ms link next to the
 // primary's, and its forwarded writes next to a direct write plus the link's round trip;
 // `sync` times a KV write reaching the cloud1-sm emulator and 1,000 secrets synced into one
-// destination next to direct SDK calls to the same emulator (sync.js).
+// destination next to direct SDK calls to the same emulator (sync.js); `memory` (not part of
+// the whole run) shows where the active node's memory goes from 1 to 64 writers (memory.js).
 const path = require('node:path');
 const { createCipheriv, createSecretKey, randomBytes } = require('node:crypto');
 const { measureLoad, clientName } = require('./load');
@@ -27,6 +28,7 @@ const { runMerkleBench } = require('./merkle');
 const { runReplicationBench } = require('./replication');
 const { runPerformanceBench } = require('./performance');
 const { runSyncBench } = require('./sync');
+const { runMemoryBench } = require('./memory');
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 
@@ -190,14 +192,15 @@ const SECTIONS = {
   replication: runReplicationBench,
   performance: runPerformanceBench,
   sync: runSyncBench,
+  memory: runMemoryBench,
 };
 
 async function main() {
   const wanted = process.argv.slice(2);
   const unknown = wanted.filter((name) => !(name in SECTIONS));
   if (unknown.length) throw new Error(`unknown section ${unknown.join(', ')}; sections: ${Object.keys(SECTIONS).join(', ')}`);
-  // `transit` is part of `api`.
-  const names = wanted.length ? wanted : Object.keys(SECTIONS).filter((name) => name !== 'transit');
+  // `transit` is part of `api`; `memory` is a probe of the raft rows' memory, run on its own.
+  const names = wanted.length ? wanted : Object.keys(SECTIONS).filter((name) => name !== 'transit' && name !== 'memory');
   const probeAtStart = probeMs();
   for (const [i, name] of names.entries()) {
     if (i > 0) console.log('');

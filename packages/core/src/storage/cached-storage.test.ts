@@ -40,6 +40,25 @@ describe('CachedStorage', () => {
     await cached.get('k0');
     expect(get).toHaveBeenCalledTimes(1);
   });
+
+  it('holds what it caches as one-byte strings and answers every byte value as it was written', async () => {
+    const inner = new MemoryStorage();
+    const get = jest.spyOn(inner, 'get');
+    const everyByte = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+    await inner.put('read', everyByte);
+    const cached = new CachedStorage(inner);
+    await cached.get('read');
+    await cached.put('put', everyByte.subarray(128));
+    await cached.txn([{ type: 'put', key: 'txn', value: everyByte.subarray(0, 128) }]);
+    expect(await cached.get('read')).toEqual(everyByte);
+    expect(await cached.get('put')).toEqual(everyByte.subarray(128));
+    expect(await cached.get('txn')).toEqual(everyByte.subarray(0, 128));
+    expect(get).toHaveBeenCalledTimes(1);
+    // Neither a Buffer of its own per value (two objects and a native allocation each) nor a
+    // slice of the shared pool (which keeps a whole pool block alive).
+    const held = (cached as unknown as { entries: Map<string, unknown> }).entries;
+    for (const key of ['read', 'put', 'txn']) expect(typeof held.get(key)).toBe('string');
+  });
 });
 
 describe('CachedStorage with reads and writes in flight together', () => {

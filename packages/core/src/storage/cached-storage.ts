@@ -9,9 +9,13 @@ interface KeyActivity {
 
 /**
  * A read cache of physical entries (ciphertext) below the barrier, bounded in bytes, least
- * recently used out first. Every write goes through it, so it stays exact as long as nothing
- * writes the inner storage behind its back; whatever does (a Raft follower applying the log)
- * must call `invalidate` for the keys it changed.
+ * recently used out first. Values are held as one-byte (latin1) strings, one character a byte:
+ * a string costs V8 its bytes and a small header, while a Buffer of its own costs two objects
+ * and a native allocation besides (more than the typical value itself), and a Buffer sliced
+ * from the shared pool kept the pool's whole block (64 KiB on Node 24) alive, several times the
+ * budget in all. Every write goes through it, so it stays exact as long as nothing writes
+ * the inner storage behind its back; whatever does (a Raft follower applying the log) must call
+ * `invalidate` for the keys it changed.
  *
  * Reads and writes overlap: a read that started before a write may finish after it with the
  * old value. So each key in flight counts its changes, and an operation caches what it saw
@@ -20,7 +24,7 @@ interface KeyActivity {
  * configuration, policies, tokens) still cache.
  */
 export class CachedStorage implements Storage {
-  private readonly entries = new Map<string, Buffer | null>();
+  private readonly entries = new Map<string, string | null>();
   private bytes = 0;
   /** Only keys with an operation in flight, so it stays as small as the concurrency. */
   private readonly activity = new Map<string, KeyActivity>();
@@ -29,12 +33,14 @@ export class CachedStorage implements Storage {
 
   constructor(private readonly inner: Storage, private readonly maxBytes = 64 * 1024 * 1024) {}
 
-  private sizeOf(key: string, value: Buffer | null): number {
+  private sizeOf(key: string, value: string | null): number {
     return key.length * 2 + (value?.length ?? 0) + 64;
   }
 
-  private remember(key: string, value: Buffer | null): void {
+  private remember(key: string, bytes: Buffer | null): void {
     this.forget(key);
+    // Through a view, so a plain Uint8Array from a caller reads as bytes too, with no copy.
+    const value = bytes === null ? null : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1');
     const size = this.sizeOf(key, value);
     if (size > this.maxBytes / 16) return;
     this.entries.set(key, value);
@@ -86,7 +92,7 @@ export class CachedStorage implements Storage {
       // Re-insert to mark it most recently used.
       this.entries.delete(key);
       this.entries.set(key, value);
-      return value === null ? null : Buffer.from(value);
+      return value === null ? null : Buffer.from(value, 'latin1');
     }
     const a = this.begin(key);
     // With a write of this key in flight, the read may see either value.
@@ -95,7 +101,7 @@ export class CachedStorage implements Storage {
     const epoch = this.epoch;
     try {
       const value = await this.inner.get(key);
-      if (settled && a.changes === changes && this.epoch === epoch) this.remember(key, value === null ? null : Buffer.from(value));
+      if (settled && a.changes === changes && this.epoch === epoch) this.remember(key, value);
       return value;
     } finally {
       this.end(key, a);
@@ -103,7 +109,7 @@ export class CachedStorage implements Storage {
   }
 
   put(key: string, value: Buffer): Promise<void> {
-    return this.write([key], () => this.inner.put(key, value), () => this.remember(key, Buffer.from(value)));
+    return this.write([key], () => this.inner.put(key, value), () => this.remember(key, value));
   }
 
   delete(key: string): Promise<void> {
@@ -120,7 +126,7 @@ export class CachedStorage implements Storage {
 
   txn(ops: TxnOp[]): Promise<void> {
     return this.write(ops.map((op) => op.key), () => this.inner.txn(ops), () => {
-      for (const op of ops) this.remember(op.key, op.type === 'put' ? Buffer.from(op.value) : null);
+      for (const op of ops) this.remember(op.key, op.type === 'put' ? op.value : null);
     });
   }
 
