@@ -1,9 +1,13 @@
 import { HASH_BYTES, sha256, ZERO_HASH } from './layout';
 
-/** An entry as a leaf record holds it: the key's UTF-8 length (4 bytes), the key, its 32-byte hash. */
+/**
+ * An entry as a leaf record holds it: the key's UTF-8 length (4 bytes), the key, its 32-byte hash.
+ * In memory of its own, not a slice of Node's shared Buffer pool: cached leaves keep entries for
+ * long, and one kept slice keeps its whole pool block (64 KiB on Node 24) alive.
+ */
 export function encodeEntry(key: string, hash: Buffer): Buffer {
   const keyBytes = Buffer.byteLength(key, 'utf8');
-  const out = Buffer.allocUnsafe(4 + keyBytes + HASH_BYTES);
+  const out = Buffer.allocUnsafeSlow(4 + keyBytes + HASH_BYTES);
   out.writeUInt32BE(keyBytes, 0);
   out.write(key, 4, 'utf8');
   out.set(hash, 4 + keyBytes);
