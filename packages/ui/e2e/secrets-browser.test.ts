@@ -100,18 +100,18 @@ describe('the secrets browser', () => {
       const v1 = page.locator('.secrets-versions tr[data-version="1"]');
       await v2.waitFor();
       await v2.getByRole('button', { name: 'Delete' }).click();
-      await v2.getByText('deleted').waitFor();
+      await v2.getByText('deleted', { exact: true }).waitFor();
       await page.getByText('Version 2 is deleted').waitFor();
       const meta = await server.api<{ data: { versions: Record<string, { deletion_time: string; destroyed: boolean }> } }>('GET', 'secret/metadata/versions/demo');
       expect(meta.body.data.versions['2']?.deletion_time).not.toBe('');
 
       await v2.getByRole('button', { name: 'Undelete' }).click();
-      await v2.getByText('active').waitFor();
+      await v2.getByText('active', { exact: true }).waitFor();
       expect((await server.api<KvRead>('GET', 'secret/data/versions/demo')).body.data.data).toEqual({ v: 'two' });
 
       await v1.getByRole('button', { name: 'Destroy' }).click();
       await v1.getByRole('button', { name: 'Destroy version 1' }).click();
-      await v1.getByText('destroyed').waitFor();
+      await v1.getByText('destroyed', { exact: true }).waitFor();
       const after = await server.api<{ data: { versions: Record<string, { destroyed: boolean }> } }>('GET', 'secret/metadata/versions/demo');
       expect(after.body.data.versions['1']?.destroyed).toBe(true);
       await page.locator('.secrets-meta').getByText('Current version').waitFor();
