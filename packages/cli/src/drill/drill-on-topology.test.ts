@@ -44,9 +44,9 @@ function run(script: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: 
   });
 }
 
+/** The drill's one JSON report, or an error with what it printed when it failed. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function drillOnDir(args: string[]): Promise<any> {
-  const r = await run(DRILL, ['--dir', dir, '--json', '--load-seconds', '3', '--concurrency', '4', ...args], process.env, 400_000);
+function reportOf(r: Run): any {
   let report;
   try {
     report = JSON.parse(r.out);
@@ -55,6 +55,11 @@ async function drillOnDir(args: string[]): Promise<any> {
   }
   if (r.code !== 0) throw new Error(`the drill failed (exit ${r.code}): ${report.error}\n--- stderr ---\n${r.err}`);
   return report;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function drillOnDir(args: string[]): Promise<any> {
+  return reportOf(await run(DRILL, ['--dir', dir, '--json', '--load-seconds', '3', '--concurrency', '4', ...args], process.env, 400_000));
 }
 
 /** docker-compose.yml with each node's API published on the port its local process listens on. */
@@ -130,13 +135,7 @@ describe('scripts/dr-drill on scripts/topology', () => {
       '--compose', '--compose-file', composeFile, '--project-name', PROJECT, '--credentials', join(dir, 'operator', 'credentials.json'),
       '--unplanned', '--json', '--load-seconds', '3', '--concurrency', '4',
     ], env, 400_000);
-    let report;
-    try {
-      report = JSON.parse(r.out);
-    } catch {
-      throw new Error(`the drill's stdout is not one JSON object (exit ${r.code}):\n${r.out}\n--- stderr ---\n${r.err}`);
-    }
-    if (r.code !== 0) throw new Error(`the drill failed (exit ${r.code}): ${report.error}\n--- stderr ---\n${r.err}`);
+    const report = reportOf(r);
 
     expect(report).toMatchObject({ ok: true, mode: 'unplanned', from: 'primary', to: 'dr' });
     expect(report.rpo_writes_lost).toBeGreaterThanOrEqual(0);
