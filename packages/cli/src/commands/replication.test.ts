@@ -11,14 +11,14 @@ import { main } from '../main';
 
 type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void;
 
-interface Stub {
+interface StandIn {
   url: string;
   requests: Array<{ method: string; path: string; body: string }>;
   close(): Promise<void>;
 }
 
-function stub(handler: Handler): Promise<Stub> {
-  const requests: Stub['requests'] = [];
+function standIn(handler: Handler): Promise<StandIn> {
+  const requests: StandIn['requests'] = [];
   const server: Server = createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => { body += c.toString(); });
@@ -56,10 +56,10 @@ const ROOT = 'ab12cd34ef56ab12cd34ef56ab12cd34ef56ab12cd34ef56ab12cd34ef56ab12';
 const seconds = (n: number) => new Date(Date.now() - n * 1000).toISOString();
 
 describe('strongroom operator replication status', () => {
-  let server: Stub;
+  let server: StandIn;
   let answer: unknown;
   beforeAll(async () => {
-    server = await stub((req, _body, res) => (req.url === '/v1/sys/replication/status' ? json(res, 200, answer) : json(res, 404, { errors: ['no handler'] })));
+    server = await standIn((req, _body, res) => (req.url === '/v1/sys/replication/status' ? json(res, 200, answer) : json(res, 404, { errors: ['no handler'] })));
   });
   afterAll(() => server.close());
 
@@ -133,7 +133,7 @@ describe('strongroom operator replication status', () => {
   });
 
   it('exits 2 with the server\'s error when the server refuses', async () => {
-    const refusing = await stub((_req, _body, res) => json(res, 503, { errors: ['Vault is sealed'] }));
+    const refusing = await standIn((_req, _body, res) => json(res, 503, { errors: ['Vault is sealed'] }));
     try {
       const r = await cli(['operator', 'replication', 'status'], refusing.url);
       expect(r.code).toBe(2);
@@ -147,7 +147,7 @@ describe('strongroom operator replication status', () => {
 
 describe('strongroom operator replication reindex', () => {
   const TOKEN = 'dr-op-token-value';
-  let server: Stub;
+  let server: StandIn;
   /** The DR statuses the stand-in gives, one a read; the last repeats. */
   let statuses: Array<Record<string, unknown>>;
   let reindexAnswer: { status: number; body: unknown };
@@ -163,7 +163,7 @@ describe('strongroom operator replication reindex', () => {
       { ...base, merkle_root: `ff${ROOT.slice(2)}`, last_reindex_epoch: '2026-02-02T00:00:00.000Z' },
     ];
     reindexAnswer = { status: 200, body: { data: {} } };
-    server = await stub((req, _body, res) => {
+    server = await standIn((req, _body, res) => {
       if (req.method === 'GET' && req.url === '/v1/sys/replication/dr/status') return json(res, 200, { data: statuses.length > 1 ? statuses.shift() : statuses[0] });
       if (req.method === 'POST' && req.url === '/v1/sys/replication/dr/secondary/reindex') return json(res, reindexAnswer.status, reindexAnswer.body);
       return json(res, 404, { errors: ['no handler'] });

@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { readState, stateNodes, type TopologyState } from '../topology/state-file';
 import { fakeDockerCalls, installFakeDocker } from './test-support/fake-docker';
+import { killStatePids, runScript, type ScriptRun } from './test-support/scripts';
 
 /**
  * The drill as CI proves it, on one `scripts/topology up` (every cluster sealed by transit, as
@@ -26,27 +26,12 @@ jest.setTimeout(900_000);
 let work: string;
 let dir: string;
 
-interface Run { code: number | null; out: string; err: string }
-
-function run(script: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Run> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [script, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', fail);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      done({ code, out, err });
-    });
-  });
-}
+const run = (script: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<ScriptRun> =>
+  runScript(script, args, { env, cwd: ROOT, timeoutMs });
 
 /** The drill's one JSON report, or an error with what it printed when it failed. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-function reportOf(r: Run): any {
+function reportOf(r: ScriptRun): any {
   let report;
   try {
     report = JSON.parse(r.out);
@@ -85,14 +70,7 @@ afterAll(async () => {
   if (!work) return;
   await run(TOPOLOGY, ['down', '--dir', dir], process.env, 120_000);
   // Whatever down could not stop is ours to end.
-  const state = readState(dir);
-  for (const n of state ? stateNodes(state) : []) {
-    try {
-      process.kill(n.pid, 'SIGKILL');
-    } catch {
-      // Already gone.
-    }
-  }
+  killStatePids(dir);
   rmSync(work, { recursive: true, force: true });
 });
 

@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { api, launchTestCluster, type TestCluster } from '../cluster/test-support/cluster-fixture';
 import { inSync } from '../cluster/test-support/dr-support';
 import { RemoteLinkProxies } from '../cluster/test-support/remote-link-proxies';
 import type { NodeHandle } from '../cluster-launcher';
+import { killStatePids, runScript } from './test-support/scripts';
 
 /**
  * An unplanned drill that loses writes on purpose: the link from the DR secondary to the
@@ -25,11 +25,6 @@ let links: RemoteLinkProxies;
 let primary: TestCluster;
 let dr: TestCluster;
 let topo: string;
-
-function statePids(): number[] {
-  const state = JSON.parse(readFileSync(join(topo, 'topology-state.json'), 'utf8'));
-  return Object.values(state.clusters as Record<string, { nodes: { pid: number }[] }>).flatMap((c) => c.nodes.map((n) => n.pid)).filter((p) => p > 0);
-}
 
 beforeAll(async () => {
   // The primary's cluster port is reached through the proxy: it is the address the secondary token names.
@@ -58,15 +53,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (topo) {
-    for (const pid of statePids()) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
-    }
-  }
+  if (topo) killStatePids(topo);
   await primary?.destroy();
   await dr?.destroy();
   links?.kill();
@@ -75,24 +62,14 @@ afterAll(async () => {
 it('counts the acknowledged writes the secondary never got as lost, finishes the failover, and fails back', async () => {
   let cutDone: Promise<void> | null = null;
   let healDone: Promise<void> | null = null;
-  const run = await new Promise<{ code: number | null; out: string; err: string }>((ok, fail) => {
-    const child = spawn(process.execPath, [BIN, '--dir', topo, '--unplanned', '--failback', '--json', '--load-seconds', '5', '--concurrency', '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => {
-      err += d.toString();
+  const run = await runScript(BIN, ['--dir', topo, '--unplanned', '--failback', '--json', '--load-seconds', '5', '--concurrency', '2'], {
+    timeoutMs: 240_000,
+    onStderr: (err) => {
       // Early in the load the secondary loses its link (the seconds left of the load leave room for a
       // slow machine); once the primary is dead, it is back.
       if (!cutDone && err.includes('[unplanned] canary load ...')) cutDone = new Promise((r) => setTimeout(r, 700)).then(() => links.cut(0, 'refuse'));
       if (!healDone && err.includes('[unplanned] failure: SIGKILL every primary node: ok')) healDone = links.heal(0);
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 240_000);
-    child.on('error', fail);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      ok({ code, out, err });
-    });
+    },
   });
   await cutDone;
   await healDone;

@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { api, launchTestCluster, type TestCluster } from '../cluster/test-support/cluster-fixture';
 import { inSync } from '../cluster/test-support/dr-support';
 import { followAndServe } from '../cluster/test-support/performance-support';
 import type { LocalCluster, NodeHandle } from '../cluster-launcher';
+import { killStatePids, runScript, statePids as pidsIn } from './test-support/scripts';
 
 /**
  * The drill run as an operator runs it (the script, spawned, with --dir and --json) against real
@@ -35,10 +35,7 @@ function nodeState(c: LocalCluster, name: string, n: NodeHandle) {
 }
 
 /** Every pid the state file names: the drill starts nodes again, and the test ends those too. */
-function statePids(): number[] {
-  const state = JSON.parse(readFileSync(join(topo, 'topology-state.json'), 'utf8'));
-  return Object.values(state.clusters as Record<string, { nodes: { pid: number }[] }>).flatMap((c) => c.nodes.map((n) => n.pid)).filter((p) => p > 0);
-}
+const statePids = () => pidsIn(topo);
 
 beforeAll(async () => {
   primary = await launchTestCluster('drill-primary', { nodes: 3, basePort: 26600, tickMs: TICK_MS });
@@ -77,15 +74,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (topo) {
-    for (const pid of statePids()) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
-    }
-  }
+  if (topo) killStatePids(topo);
   await primary?.destroy();
   await dr?.destroy();
   await perf?.destroy();
@@ -93,24 +82,13 @@ afterAll(async () => {
 
 interface Run { code: number | null; report: any; err: string } // eslint-disable-line @typescript-eslint/no-explicit-any
 
-function drill(args: string[], timeoutMs = 300_000): Promise<Run> {
-  return new Promise((ok, fail) => {
-    const child = spawn(process.execPath, [BIN, '--dir', topo, '--json', '--load-seconds', '2', '--concurrency', '4', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', fail);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      try {
-        ok({ code, report: JSON.parse(out), err });
-      } catch {
-        fail(new Error(`the drill's stdout is not one JSON object (exit ${code}):\n${out}\n--- stderr ---\n${err}\n${primary.logs(15)}`));
-      }
-    });
-  });
+async function drill(args: string[]): Promise<Run> {
+  const run = await runScript(BIN, ['--dir', topo, '--json', '--load-seconds', '2', '--concurrency', '4', ...args], { timeoutMs: 300_000 });
+  try {
+    return { code: run.code, report: JSON.parse(run.out), err: run.err };
+  } catch {
+    throw new Error(`the drill's stdout is not one JSON object (exit ${run.code}):\n${run.out}\n--- stderr ---\n${run.err}\n${primary.logs(15)}`);
+  }
 }
 
 const fail = (run: Run) => `exit ${run.code}: ${run.report.error}\n--- stderr ---\n${run.err}`;
