@@ -1,8 +1,8 @@
-import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { poll } from '../node-api';
-import { isAlive, isRunning, runsCommand, spawnDetached } from '../topology/process-control';
-import type { StartSpec } from '../topology/state-file';
+import { startNode } from '../topology/local-topology';
+import { isAlive, runsCommand } from '../topology/process-control';
+import { STATE_FILE, type StartSpec } from '../topology/state-file';
 import { readJson, readOperatorCredentials, TargetError } from './operator-credentials';
 import type { DrillCluster, DrillNode, DrillTarget } from './target';
 
@@ -35,22 +35,13 @@ function checkNode(n: unknown, where: string): NodeState {
 }
 
 /**
- * A node run from the state file. The state is read again before each change and written
- * through a rename, so the file stays whole for other tools reading it meanwhile.
+ * A node run from the state file in `dir`, read again before each action, since another tool
+ * (or a start here) may have changed its pid since.
  */
-function stateNode(stateFile: string, cluster: string, initial: NodeState): DrillNode {
+function stateNode(dir: string, cluster: string, initial: NodeState): DrillNode {
   const current = (): NodeState => {
-    const state = readJson(stateFile, 'topology state') as StateFile;
+    const state = readJson(join(dir, STATE_FILE), 'topology state') as StateFile;
     return state.clusters[cluster]?.nodes.find((n) => n.name === initial.name) ?? initial;
-  };
-  const savePid = (pid: number) => {
-    const state = readJson(stateFile, 'topology state') as StateFile;
-    const node = state.clusters[cluster]?.nodes.find((n) => n.name === initial.name);
-    if (!node) return;
-    node.pid = pid;
-    const tmp = `${stateFile}.${process.pid}.tmp`;
-    writeFileSync(tmp, `${JSON.stringify(state, null, 2)}\n`);
-    renameSync(tmp, stateFile);
   };
   return {
     name: initial.name,
@@ -63,17 +54,15 @@ function stateNode(stateFile: string, cluster: string, initial: NodeState): Dril
       await poll(`${initial.name} (pid ${pid}) to exit`, 30_000, async () => (isAlive(pid) ? undefined : true), 50);
     },
     async start() {
-      const { pid, start } = current();
-      // Running already (a node the failure spared): a second process would only fail on its ports.
-      if (pid && isRunning(pid, start)) return;
-      savePid(spawnDetached(start));
+      // Left as it is while it runs (a node the failure spared): a second process would only fail on its ports.
+      startNode(dir, initial.name);
     },
   };
 }
 
 /** Reads DIR/topology-state.json and DIR/operator/credentials.json into a drill target. */
 export function readTopologyTarget(dir: string): DrillTarget {
-  const stateFile = join(dir, 'topology-state.json');
+  const stateFile = join(dir, STATE_FILE);
   const state = readJson(stateFile, 'topology state') as Partial<StateFile> | null;
   if (!state || typeof state.clusters !== 'object' || state.clusters === null) throw new TargetError(`${stateFile}: missing "clusters"`);
   const cluster = (name: string, required: boolean): DrillCluster | null => {
@@ -83,7 +72,7 @@ export function readTopologyTarget(dir: string): DrillTarget {
       return null;
     }
     if (!Array.isArray(c.nodes) || c.nodes.length === 0) throw new TargetError(`${stateFile}: cluster "${name}" has no nodes`);
-    return { name, nodes: c.nodes.map((n) => stateNode(stateFile, name, checkNode(n, `${stateFile} cluster "${name}"`))) };
+    return { name, nodes: c.nodes.map((n) => stateNode(dir, name, checkNode(n, `${stateFile} cluster "${name}"`))) };
   };
   const pair: [DrillCluster, DrillCluster] = [cluster('primary', true) as DrillCluster, cluster('dr', true) as DrillCluster];
   const performance = cluster('perf', false);

@@ -61,6 +61,8 @@ export function writeState(dir: string, state: TopologyState): void {
   renameSync(tmp, statePath(dir));
 }
 
+/** Every node of the state, cluster by cluster; a state naming only some clusters (a drill's own) gives theirs. */
 export function stateNodes(state: TopologyState): NodeState[] {
-  return [...state.clusters.unseal.nodes, ...state.clusters.primary.nodes, ...state.clusters.dr.nodes, ...state.clusters.perf.nodes];
+  const clusters: Partial<TopologyState['clusters']> = state.clusters;
+  return [clusters.unseal, clusters.primary, clusters.dr, clusters.perf].flatMap((c) => c?.nodes ?? []);
 }
