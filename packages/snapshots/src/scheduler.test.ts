@@ -346,9 +346,14 @@ describe('SnapshotScheduler', () => {
       storage, clock, logger: silentLogger, source: async () => Readable.from([]),
       openTarget: () => ({ url: () => 'file:///x', write: () => new Promise(() => {}), list: () => new Promise(() => {}), remove: async () => {}, close: () => {} }),
     });
+    const timersBefore = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
     await s.start();
     const began = Date.now();
     await s.stop();
     expect(Date.now() - began).toBeLessThan(15_000);
+    // Settling the interrupted attempt gave up with the stop: no wait on the listing is left
+    // behind, and the attempt stays marked running for the next active node.
+    expect(process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length).toBeLessThanOrEqual(timersBefore);
+    expect(JSON.parse((await storage.get('core/snapshot-auto/status/hung'))!.toString()).current).toMatchObject({ name: 'x' });
   }, 20_000);
 });

@@ -50,11 +50,21 @@ function snapshotStamp(filePrefix: string, name: string): bigint | null {
   return m ? BigInt(m[1] as string) : null;
 }
 
-/** Resolves after `ms`, or when `work` settles, whichever is first. */
-async function atMost(work: Promise<unknown>, ms: number): Promise<void> {
+/** Resolves after `ms`, when `work` settles, or when `cut` is aborted, whichever is first. */
+async function atMost(work: Promise<unknown>, ms: number, cut?: AbortSignal): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([work.then(() => undefined, () => undefined), new Promise<void>((r) => { timer = setTimeout(r, ms); })]);
+  let onCut: (() => void) | undefined;
+  await Promise.race([
+    work.then(() => undefined, () => undefined),
+    new Promise<void>((r) => {
+      if (cut?.aborted) return r();
+      timer = setTimeout(r, ms);
+      onCut = () => r();
+      cut?.addEventListener('abort', onCut, { once: true });
+    }),
+  ]);
   clearTimeout(timer);
+  if (onCut) cut?.removeEventListener('abort', onCut);
 }
 
 /** The destination a configuration writes to, to tell two configurations that would share files. */
@@ -80,6 +90,8 @@ export class SnapshotScheduler {
   /** Serializes the read-modify-write of one configuration's records. */
   private readonly lock = new KeyedMutex();
   private active = false;
+  /** Aborted by `stop`: what waits on a destination for the active term gives up with it. */
+  private term = new AbortController();
   private starting: Promise<void> = Promise.resolve();
   /** Configurations whose interrupted attempt is still being settled: not armed until it is. */
   private readonly recovering = new Set<string>();
@@ -96,6 +108,7 @@ export class SnapshotScheduler {
   /** Returns at once: settling interrupted attempts may wait on a slow destination. */
   async start(): Promise<void> {
     this.active = true;
+    this.term = new AbortController();
     this.starting = this.resume().catch((err: unknown) => this.logger.error('automated snapshots: loading the schedules failed', { error: String(err) }));
   }
 
@@ -118,6 +131,7 @@ export class SnapshotScheduler {
   /** Stops timers and aborts attempts in progress; their status stays "running" for the next active node. */
   async stop(): Promise<void> {
     this.active = false;
+    this.term.abort();
     const work: Promise<unknown>[] = [this.starting];
     for (const job of this.jobs.values()) {
       job.timer?.cancel();
@@ -327,6 +341,7 @@ export class SnapshotScheduler {
     const [config, status] = await Promise.all([this.config(name), this.status(name)]);
     const current = status?.current;
     if (!config || !status || !current) return;
+    const term = this.term.signal;
     let written: StoredSnapshot | undefined;
     let target: SnapshotTarget | null = null;
     try {
@@ -334,7 +349,7 @@ export class SnapshotScheduler {
       // The configuration may have moved since: only its old destination can say.
       if (target.url(current.name) === current.url) {
         let listing: StoredSnapshot[] | null = null;
-        await atMost(target.list().then((l) => { listing = l; }), RECOVER_WAIT_MS);
+        await atMost(target.list().then((l) => { listing = l; }), RECOVER_WAIT_MS, term);
         written = (listing as StoredSnapshot[] | null)?.find((s) => s.name === current.name);
       }
     } catch {
@@ -342,6 +357,8 @@ export class SnapshotScheduler {
     } finally {
       target?.close();
     }
+    // Stepped down while the destination was asked: the attempt stays running for the next active node.
+    if (term.aborted) return;
     if (written) {
       await this.finish(name, { url: current.url, size: written.size, error: '' });
       return;
