@@ -14,6 +14,7 @@ import { errorReply } from './errors-to-http';
 import { forwardedHeaders, forwardRequest, redirectToActive } from './http/forward-to-active';
 import { DEFAULT_JSON_LIMITS, parseJson, type JsonLimits } from './http/json-body';
 import { lingerAfter } from './http/linger';
+import { readBody } from './http/read-body';
 import { isListRequest } from './http/list-method';
 import { TextReply } from './http/text-reply';
 import { NO_MOUNT } from './metrics/server-metrics';
@@ -40,28 +41,6 @@ const METRICS_PATH = 'sys/metrics';
 const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' };
 /** A DR operation token attempt lives in the memory of the secondary's leader, which runs it. */
 const DR_ATTEMPT_PATH = 'sys/replication/dr/secondary/generate-operation-token/attempt';
-
-/** Reads the body up to `limit` bytes; a larger body is refused before it is buffered whole. */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const declared = Number(req.headers['content-length'] ?? -1);
-  if (limit > 0 && declared > limit) return Promise.reject(new PayloadTooLargeError(limit));
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (limit > 0 && size > limit) {
-        req.removeAllListeners('data');
-        req.resume();
-        reject(new PayloadTooLargeError(limit));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
 
 function parseQuery(search: string): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -177,8 +156,8 @@ interface ApiRequest {
   remoteAddress: string | undefined;
   /** The limits of the listener the client sent the request to. */
   jsonLimits: JsonLimits;
-  /** The body, refused past the size limit. */
-  readBody(): Promise<Buffer>;
+  /** The body, refused past the size limit; at once when it has all arrived. */
+  readBody(): Buffer | Promise<Buffer>;
   /** The body as a stream, for binary uploads (snapshots) that are not buffered. */
   stream(): Readable;
 }
@@ -264,7 +243,8 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
       const binary = operation === 'update' && contentType === 'application/octet-stream';
       if (binary) data = {};
       else if (operation === 'update' || operation === 'patch' || (operation === 'delete' && headers['content-length'] && headers['content-length'] !== '0')) {
-        const body = parseBody(await input.readBody(), contentType, input.jsonLimits);
+        const raw = input.readBody();
+        const body = parseBody(raw instanceof Promise ? await raw : raw, contentType, input.jsonLimits);
         data = operation === 'delete' ? { ...query, ...body } : body;
       }
       if (operation === 'list' && path !== '' && !path.endsWith('/')) path += '/';
@@ -301,7 +281,7 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
       remoteAddress: call.remoteAddress,
       // A standby that predates the limits in the head sends none: this node's own apply.
       jsonLimits: call.jsonLimits ?? jsonLimits,
-      readBody: async () => {
+      readBody: () => {
         if (maxRequestSize > 0 && call.body.length > maxRequestSize) throw new PayloadTooLargeError(maxRequestSize);
         return call.body;
       },
