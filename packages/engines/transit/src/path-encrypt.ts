@@ -167,7 +167,7 @@ export function encryptPaths(ctx: TransitContext): PathDefinition[] {
       }];
     }
     const contextGiven = (items[0]?.context ?? '') !== '';
-    const policy = (await ctx.keys.get(req.storage, name)) ?? await upsertKey(ctx, req, fields, name, contextGiven);
+    const policy = ctx.keys.cached(name) ?? (await ctx.keys.get(req.storage, name)) ?? await upsertKey(ctx, req, fields, name, contextGiven);
 
     if (!batch) return { data: encryptOne(policy, items[0] as EncryptItem) };
     return batchReply(batch, await encryptItems(policy, items, contextGiven), partialFailureCode, ctx.logger);
@@ -189,7 +189,11 @@ export function encryptPaths(ctx: TransitContext): PathDefinition[] {
         convergent_encryption: { type: 'any', description: 'Whether a key created by this request is convergent.' },
         partial_failure_response_code: { type: 'int', description: 'Status of a batch reply where some items failed; 400 unless given.' },
       },
-      existenceCheck: async (req, fields) => (await ctx.keys.get(req.storage, fields.string('name'))) !== null,
+      existenceCheck: (req, fields) => {
+        const name = fields.string('name');
+        if (ctx.keys.cached(name)) return true;
+        return ctx.keys.get(req.storage, name).then((policy) => policy !== null);
+      },
       operations: { create: handle, update: handle },
       help: 'Encrypts data with a named key; with the create capability a missing key is created with defaults.',
     }),
