@@ -15,6 +15,7 @@ import { forwardedHeaders, forwardRequest, redirectToActive } from './http/forwa
 import { DEFAULT_JSON_LIMITS, parseJson, type JsonLimits } from './http/json-body';
 import { lingerAfter } from './http/linger';
 import { readBody } from './http/read-body';
+import { jsonReply, jsonReplyLength } from './http/json-reply';
 import { isListRequest } from './http/list-method';
 import { TextReply } from './http/text-reply';
 import { NO_MOUNT } from './metrics/server-metrics';
@@ -141,9 +142,18 @@ function send(res: ServerResponse, status: number, body: unknown, head: boolean)
     res.end();
     return;
   }
-  const payload = JSON.stringify(body);
-  res.writeHead(status, { ...JSON_HEADERS, 'content-length': Buffer.byteLength(payload) });
-  res.end(head ? undefined : payload);
+  const payload = jsonReply(body);
+  res.writeHead(status, { ...JSON_HEADERS, 'content-length': jsonReplyLength(payload) });
+  if (head || typeof payload === 'string') {
+    res.end(head ? undefined : payload);
+    return;
+  }
+  // One write to the socket for the pieces, as for a reply in one string.
+  res.cork();
+  res.write(payload[0]);
+  res.write(payload[1]);
+  res.end(payload[2]);
+  res.uncork();
 }
 
 /** A request as the API sees it, whichever way it arrived (a client's HTTP, or a standby's call). */
