@@ -70,6 +70,15 @@ function encryptInput(item: EncryptItem): EncryptInput {
   };
 }
 
+/**
+ * An encrypted item's members as JSON, written directly: a ciphertext is `vault:v<n>:` and
+ * base64, which JSON never escapes, so it needs no scan. encryptOne and the seal pool make
+ * every successful item, both as `{ciphertext, key_version}` in that order.
+ */
+function encryptedJson(ok: Record<string, unknown>): string {
+  return `"ciphertext":"${ok['ciphertext'] as string}","key_version":${ok['key_version'] as number}`;
+}
+
 function encryptOne(policy: KeyPolicy, item: EncryptItem): Record<string, unknown> {
   const result = encryptWithKey(policy, encryptInput(item));
   return { ciphertext: result.ciphertext, key_version: result.keyVersion };
@@ -170,7 +179,8 @@ export function encryptPaths(ctx: TransitContext): PathDefinition[] {
     const policy = ctx.keys.cached(name) ?? (await ctx.keys.get(req.storage, name)) ?? await upsertKey(ctx, req, fields, name, contextGiven);
 
     if (!batch) return { data: encryptOne(policy, items[0] as EncryptItem) };
-    return batchReply(batch, await encryptItems(policy, items, contextGiven), partialFailureCode, ctx.logger);
+    const outcomes = await encryptItems(policy, items, contextGiven);
+    return batchReply(batch, outcomes, partialFailureCode, ctx.logger, items.length >= POOLED_BATCH_MIN_ITEMS ? encryptedJson : undefined);
   }
 
   return [
