@@ -15,7 +15,7 @@ import { forwardedHeaders, forwardRequest, redirectToActive } from './http/forwa
 import { DEFAULT_JSON_LIMITS, parseJson, type JsonLimits } from './http/json-body';
 import { lingerAfter } from './http/linger';
 import { readBody } from './http/read-body';
-import { jsonReply, jsonReplyLength } from './http/json-reply';
+import { jsonReply } from './http/json-reply';
 import { isListRequest } from './http/list-method';
 import { TextReply } from './http/text-reply';
 import { NO_MOUNT } from './metrics/server-metrics';
@@ -143,16 +143,22 @@ function send(res: ServerResponse, status: number, body: unknown, head: boolean)
     return;
   }
   const payload = jsonReply(body);
-  res.writeHead(status, { ...JSON_HEADERS, 'content-length': jsonReplyLength(payload) });
-  if (head || typeof payload === 'string') {
+  if (typeof payload === 'string') {
+    res.writeHead(status, { ...JSON_HEADERS, 'content-length': Buffer.byteLength(payload) });
     res.end(head ? undefined : payload);
     return;
   }
+  res.writeHead(status, { ...JSON_HEADERS, 'content-length': payload.bytes });
+  if (head) {
+    res.end();
+    return;
+  }
   // One write to the socket for the pieces, as for a reply in one string.
+  const [before, text, after] = payload.pieces;
   res.cork();
-  res.write(payload[0]);
-  res.write(payload[1]);
-  res.end(payload[2]);
+  res.write(before);
+  res.write(text);
+  res.end(after);
   res.uncork();
 }
 

@@ -5,13 +5,19 @@ import { jsonTextOf } from '@strongroom/core';
 const PLACEHOLDER = `\u0000${randomUUID()}`;
 const PLACEHOLDER_JSON = JSON.stringify(PLACEHOLDER);
 
+/** A reply's JSON in the pieces it is written in, and their length in bytes. */
+export interface SplicedJson {
+  pieces: [string, string, string];
+  bytes: number;
+}
+
 /**
  * A reply body's JSON: JSON.stringify's string, or, when the body's data marks a field whose
  * JSON text the engine already has (core's `withJsonText`), the same text in three pieces: what
  * comes before that field, its text, and what follows. Written one after the other, the pieces
  * are never joined into one string, which for a reply that large would be another copy.
  */
-export function jsonReply(body: unknown): string | [string, string, string] {
+export function jsonReply(body: unknown): string | SplicedJson {
   const data = body !== null && typeof body === 'object' ? (body as { data?: unknown }).data : undefined;
   const marked = jsonTextOf(data);
   if (!marked) return JSON.stringify(body);
@@ -21,13 +27,10 @@ export function jsonReply(body: unknown): string | [string, string, string] {
   const at = outer.indexOf(PLACEHOLDER_JSON);
   // The value twice in the body (or not at all) is left to JSON.stringify.
   if (at === -1 || outer.indexOf(PLACEHOLDER_JSON, at + 1) !== -1) return JSON.stringify(body);
-  return [outer.slice(0, at), marked.text, outer.slice(at + PLACEHOLDER_JSON.length)];
-}
-
-/** The bytes of what jsonReply answered. */
-export function jsonReplyLength(reply: string | readonly string[]): number {
-  if (typeof reply === 'string') return Buffer.byteLength(reply);
-  let length = 0;
-  for (const piece of reply) length += Buffer.byteLength(piece);
-  return length;
+  const head = outer.slice(0, at);
+  const tail = outer.slice(at + PLACEHOLDER_JSON.length);
+  return {
+    pieces: [head, marked.text, tail],
+    bytes: Buffer.byteLength(head) + (marked.bytes ?? Buffer.byteLength(marked.text)) + Buffer.byteLength(tail),
+  };
 }

@@ -14,21 +14,29 @@
 export interface JsonText {
   field: string;
   text: string;
+  /** The text's length in UTF-8 when the engine knows it, which spares the writer a scan of it. */
+  bytes?: number;
 }
 
 const JSON_TEXT = Symbol('jsonText');
 
-type Marked = Record<string, unknown> & { [JSON_TEXT]?: JsonText };
+interface Mark extends JsonText {
+  value: unknown;
+}
+
+type Marked = Record<string, unknown> & { [JSON_TEXT]?: Mark };
 
 /** Marks `data[field]` as having the JSON text `text`; answers `data`. */
-export function withJsonText<T extends Record<string, unknown>>(data: T, field: keyof T & string, text: string): T {
-  (data as Marked)[JSON_TEXT] = { field, text };
+export function withJsonText<T extends Record<string, unknown>>(data: T, field: keyof T & string, text: string, bytes?: number): T {
+  const mark: Mark = { field, text, value: data[field], ...(bytes !== undefined ? { bytes } : {}) };
+  // Not enumerable, so a copy of the data made by spreading it does not carry the mark along.
+  Object.defineProperty(data, JSON_TEXT, { value: mark, enumerable: false, configurable: true, writable: true });
   return data;
 }
 
-/** The JSON text marked on `data`, when its field still holds a value. */
+/** The JSON text marked on `data`, while its field still holds the value it was marked with. */
 export function jsonTextOf(data: unknown): JsonText | undefined {
   if (data === null || typeof data !== 'object') return undefined;
-  const marked = (data as Marked)[JSON_TEXT];
-  return marked !== undefined && (data as Marked)[marked.field] !== undefined ? marked : undefined;
+  const mark = (data as Marked)[JSON_TEXT];
+  return mark !== undefined && mark.value !== undefined && (data as Marked)[mark.field] === mark.value ? mark : undefined;
 }

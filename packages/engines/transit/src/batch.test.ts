@@ -39,6 +39,7 @@ describe('batchReply', () => {
     const marked = jsonTextOf(reply.data);
     expect(marked?.field).toBe('batch_results');
     expect(marked?.text).toBe(JSON.stringify(reply.data?.['batch_results']));
+    expect(marked?.bytes).toBe(Buffer.byteLength(marked?.text ?? ''));
     expect(jsonTextOf(batchReply(refs, outcomes, 207, silentLogger).data)).toBeUndefined();
   });
 });

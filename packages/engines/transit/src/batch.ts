@@ -82,7 +82,7 @@ export function parsePartialFailureCode(fields: FieldData): number | undefined {
 
 /**
  * The JSON text of a successful item's members, exactly as JSON.stringify writes them, without
- * the braces (`"ciphertext":"vault:v1:...","key_version":1`).
+ * the braces (`"ciphertext":"vault:v1:...","key_version":1`), in ASCII: its length is its size.
  */
 export type OkMembersJson = (ok: Record<string, unknown>) => string;
 
@@ -102,12 +102,19 @@ export function batchReply(
   let failures = 0;
   let userFailures = 0;
   const texts: string[] | null = okJson ? new Array<string>(outcomes.length) : null;
+  // The text's size in UTF-8, counted as it is built: the commas between items and the brackets, then each item.
+  let bytes = outcomes.length + 1;
   const results = outcomes.map((outcome, i) => {
     const reference = items[i]?.['reference'];
     const ref = typeof reference === 'string' ? reference : reference === undefined || reference === null ? '' : String(reference);
     if ('ok' in outcome) {
       const result = { ...outcome.ok, reference: ref };
-      if (texts && okJson) texts[i] = `{${okJson(outcome.ok)},"reference":${ref === '' ? '""' : JSON.stringify(ref)}}`;
+      if (texts && okJson) {
+        const refJson = ref === '' ? '""' : JSON.stringify(ref);
+        const text = `{${okJson(outcome.ok)},"reference":${refJson}}`;
+        texts[i] = text;
+        bytes += ref === '' ? text.length : text.length - refJson.length + Buffer.byteLength(refJson);
+      }
       return result;
     }
     failures++;
@@ -116,7 +123,11 @@ export function batchReply(
     else logger.error('transit batch item failed', { index: i, error: String(outcome.error) });
     const message = user ? (outcome.error as Error).message : 'internal error';
     const result = { error: message, reference: ref };
-    if (texts) texts[i] = JSON.stringify(result);
+    if (texts) {
+      const text = JSON.stringify(result);
+      texts[i] = text;
+      bytes += Buffer.byteLength(text);
+    }
     return result;
   });
   const data = { batch_results: results };
@@ -125,8 +136,9 @@ export function batchReply(
     // after, they would make a rope that every later reader must first copy flat.
     texts[0] = `[${texts[0] as string}`;
     texts[texts.length - 1] += ']';
+    withJsonText(data, 'batch_results', texts.join(','), bytes);
   }
-  const reply: BackendResponse = { data: texts ? withJsonText(data, 'batch_results', texts.length > 0 ? texts.join(',') : '[]') : data };
+  const reply: BackendResponse = { data };
   if (failures > 0) {
     const someSucceeded = failures < outcomes.length;
     reply.status = someSucceeded && partialFailureCode !== undefined ? partialFailureCode : userFailures > 0 ? 400 : 500;
