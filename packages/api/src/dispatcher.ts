@@ -13,10 +13,10 @@ import {
 import { errorReply } from './errors-to-http';
 import { forwardedHeaders, forwardRequest, redirectToActive } from './http/forward-to-active';
 import { DEFAULT_JSON_LIMITS, parseJson, type JsonLimits } from './http/json-body';
-import { lingerAfter } from './http/linger';
-import { readBody } from './http/read-body';
 import { jsonReply } from './http/json-reply';
+import { lingerAfter } from './http/linger';
 import { isListRequest } from './http/list-method';
+import { readBody } from './http/read-body';
 import { TextReply } from './http/text-reply';
 import { NO_MOUNT } from './metrics/server-metrics';
 
