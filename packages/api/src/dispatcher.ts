@@ -13,8 +13,10 @@ import {
 import { errorReply } from './errors-to-http';
 import { forwardedHeaders, forwardRequest, redirectToActive } from './http/forward-to-active';
 import { DEFAULT_JSON_LIMITS, parseJson, type JsonLimits } from './http/json-body';
+import { jsonReply } from './http/json-reply';
 import { lingerAfter } from './http/linger';
 import { isListRequest } from './http/list-method';
+import { readBody } from './http/read-body';
 import { TextReply } from './http/text-reply';
 import { NO_MOUNT } from './metrics/server-metrics';
 
@@ -40,28 +42,6 @@ const METRICS_PATH = 'sys/metrics';
 const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' };
 /** A DR operation token attempt lives in the memory of the secondary's leader, which runs it. */
 const DR_ATTEMPT_PATH = 'sys/replication/dr/secondary/generate-operation-token/attempt';
-
-/** Reads the body up to `limit` bytes; a larger body is refused before it is buffered whole. */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const declared = Number(req.headers['content-length'] ?? -1);
-  if (limit > 0 && declared > limit) return Promise.reject(new PayloadTooLargeError(limit));
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (limit > 0 && size > limit) {
-        req.removeAllListeners('data');
-        req.resume();
-        reject(new PayloadTooLargeError(limit));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
 
 function parseQuery(search: string): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -162,9 +142,24 @@ function send(res: ServerResponse, status: number, body: unknown, head: boolean)
     res.end();
     return;
   }
-  const payload = JSON.stringify(body);
-  res.writeHead(status, { ...JSON_HEADERS, 'content-length': Buffer.byteLength(payload) });
-  res.end(head ? undefined : payload);
+  const payload = jsonReply(body);
+  if (typeof payload === 'string') {
+    res.writeHead(status, { ...JSON_HEADERS, 'content-length': Buffer.byteLength(payload) });
+    res.end(head ? undefined : payload);
+    return;
+  }
+  res.writeHead(status, { ...JSON_HEADERS, 'content-length': payload.bytes });
+  if (head) {
+    res.end();
+    return;
+  }
+  // One write to the socket for the pieces, as for a reply in one string.
+  const [before, text, after] = payload.pieces;
+  res.cork();
+  res.write(before);
+  res.write(text);
+  res.end(after);
+  res.uncork();
 }
 
 /** A request as the API sees it, whichever way it arrived (a client's HTTP, or a standby's call). */
@@ -177,8 +172,8 @@ interface ApiRequest {
   remoteAddress: string | undefined;
   /** The limits of the listener the client sent the request to. */
   jsonLimits: JsonLimits;
-  /** The body, refused past the size limit. */
-  readBody(): Promise<Buffer>;
+  /** The body, refused past the size limit; at once when it has all arrived. */
+  readBody(): Buffer | Promise<Buffer>;
   /** The body as a stream, for binary uploads (snapshots) that are not buffered. */
   stream(): Readable;
 }
@@ -264,7 +259,8 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
       const binary = operation === 'update' && contentType === 'application/octet-stream';
       if (binary) data = {};
       else if (operation === 'update' || operation === 'patch' || (operation === 'delete' && headers['content-length'] && headers['content-length'] !== '0')) {
-        const body = parseBody(await input.readBody(), contentType, input.jsonLimits);
+        const raw = input.readBody();
+        const body = parseBody(raw instanceof Promise ? await raw : raw, contentType, input.jsonLimits);
         data = operation === 'delete' ? { ...query, ...body } : body;
       }
       if (operation === 'list' && path !== '' && !path.endsWith('/')) path += '/';
@@ -301,7 +297,7 @@ export function createDispatcher(core: Core, options: DispatcherOptions) {
       remoteAddress: call.remoteAddress,
       // A standby that predates the limits in the head sends none: this node's own apply.
       jsonLimits: call.jsonLimits ?? jsonLimits,
-      readBody: async () => {
+      readBody: () => {
         if (maxRequestSize > 0 && call.body.length > maxRequestSize) throw new PayloadTooLargeError(maxRequestSize);
         return call.body;
       },

@@ -11,6 +11,8 @@ export type { EngineContext, EngineFactory } from './framework/engine';
 export { BackendHarness, expectBadRequest, expectFailure } from './framework/testing';
 export * as testing from './testing';
 export { formatDuration, parseDurationSeconds, requireDuration } from './framework/duration';
+export { jsonTextOf, withJsonText } from './framework/json-text';
+export type { JsonText } from './framework/json-text';
 export { FakeClock, systemClock } from './clock';
 export type { Clock, TimerHandle } from './clock';
 export { createLogger, silentLogger } from './logger';

@@ -52,6 +52,29 @@ describe('the backend framework', () => {
     expect(h.lastOperation).toBe('update');
   });
 
+  it('resolves a write at once when the existence check answers without a Promise', async () => {
+    const known = new Set(['cached']);
+    const backend = new Backend('demo', [definePath({
+      pattern: 'keys/(?<name>[^/]+)',
+      fields: { name: { type: 'string' } },
+      existenceCheck: (_req, f) => known.has(f.string('name')) || Promise.resolve(false),
+      operations: { update: async () => null, create: async () => null },
+    })]);
+    const h = new BackendHarness(backend);
+    const request = (path: string): BackendRequest => ({
+      id: randomUUID(), operation: 'update', path, mount: h.mount, storage: h.storage, data: {}, headers: {}, namespace: { id: 'root', path: '' },
+    });
+    const resolve = (req: BackendRequest) => {
+      const match = backend.match(req.path);
+      if (!match) throw new Error(`no match for ${req.path}`);
+      return backend.resolveWrite(match, req);
+    };
+    expect(resolve(request('keys/cached'))).toBe('update');
+    const resolving = resolve(request('keys/other'));
+    expect(resolving).toBeInstanceOf(Promise);
+    expect(await resolving).toBe('create');
+  });
+
   it('converts fields leniently, like Vault, and fills defaults', async () => {
     const h = upsertBackend();
     await h.request('write', 'keys/b', { label: 'x', size: '128', tags: 'a, b,,c', ttl: '1h30m' });

@@ -44,6 +44,10 @@ type ParsedCarrier = BackendRequest & { [PARSED]?: { backend: Backend; request: 
  * create or update, and then to run the operation; the ACL check happens in between, so a
  * handler only runs for callers the policy allows.
  */
+function writeOperation(exists: boolean): Operation {
+  return exists ? 'update' : 'create';
+}
+
 export class Backend {
   readonly type: string;
   private readonly paths: CompiledPath[];
@@ -133,17 +137,14 @@ export class Backend {
 
   /**
    * Turns an HTTP write into create or update, as the path's existence check says; at once when
-   * the path has no check, so most writes skip a promise.
+   * the path has no check or its check answers at once, so most writes skip a promise.
    */
   resolveWrite(match: PathMatch, req: BackendRequest): Operation | Promise<Operation> {
     const def = match.path.def;
     if (!def.existenceCheck) return def.operations.update || !def.operations.create ? 'update' : 'create';
-    return this.checkExistence(match, req);
-  }
-
-  private async checkExistence(match: PathMatch, req: BackendRequest): Promise<Operation> {
-    const exists = await match.path.def.existenceCheck?.(req, this.fieldsFor(match, req, false).fields);
-    return exists ? 'update' : 'create';
+    const exists = def.existenceCheck(req, this.fieldsFor(match, req, false).fields);
+    if (exists instanceof Promise) return exists.then(writeOperation);
+    return writeOperation(exists);
   }
 
   supports(match: PathMatch, op: Operation): boolean {

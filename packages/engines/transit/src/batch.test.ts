@@ -1,4 +1,4 @@
-import { BadRequestError, silentLogger } from '@strongroom/core';
+import { BadRequestError, jsonTextOf, silentLogger } from '@strongroom/core';
 import { batchReply, runItems } from './batch';
 
 describe('batchReply', () => {
@@ -23,5 +23,23 @@ describe('batchReply', () => {
       return {};
     });
     expect(batchReply(items, outcomes, undefined, silentLogger).status).toBe(400);
+  });
+
+  it('carries the results\' JSON text, as JSON.stringify writes them, when given the members of a success', () => {
+    const refs = [{ reference: 'r "1"' }, {}, { reference: 7 }, { reference: 'caf\u00e9\n' }];
+    const outcomes = [
+      { ok: { ciphertext: 'vault:v1:QUJD', key_version: 1 } },
+      { error: new BadRequestError('invalid value for "plaintext": expected standard base64') },
+      { ok: { ciphertext: 'vault:v2:REVG', key_version: 2 } },
+      { error: new Error('internal') },
+    ];
+    const members = (ok: Record<string, unknown>) => `"ciphertext":"${String(ok['ciphertext'])}","key_version":${String(ok['key_version'])}`;
+    const reply = batchReply(refs, outcomes, 207, silentLogger, members);
+    expect(reply.status).toBe(207);
+    const marked = jsonTextOf(reply.data);
+    expect(marked?.field).toBe('batch_results');
+    expect(marked?.text).toBe(JSON.stringify(reply.data?.['batch_results']));
+    expect(marked?.bytes).toBe(Buffer.byteLength(marked?.text ?? ''));
+    expect(jsonTextOf(batchReply(refs, outcomes, 207, silentLogger).data)).toBeUndefined();
   });
 });

@@ -1,5 +1,5 @@
 import {
-  BadRequestError, StrongroomError, convertField,
+  BadRequestError, StrongroomError, convertField, withJsonText,
   type BackendResponse, type FieldData, type FieldSchema, type Logger,
 } from '@strongroom/core';
 
@@ -81,27 +81,64 @@ export function parsePartialFailureCode(fields: FieldData): number | undefined {
 }
 
 /**
+ * The JSON text of a successful item's members, exactly as JSON.stringify writes them, without
+ * the braces (`"ciphertext":"vault:v1:...","key_version":1`), in ASCII: its length is its size.
+ */
+export type OkMembersJson = (ok: Record<string, unknown>) => string;
+
+/**
  * The reply to a batch: `batch_results` in input order, each with its `reference`. With no
  * failure the status is 200. When items failed it is 400 if any failure was the caller's and
  * 500 otherwise; if some items succeeded, partial_failure_response_code replaces it.
+ *
+ * With `okJson`, the reply also carries the results' JSON text (core's `withJsonText`), built
+ * from it for each successful item and by JSON.stringify for each failed one, so the HTTP layer
+ * does not serialize a large batch again.
  */
 export function batchReply(
   items: readonly BatchItem[], outcomes: readonly ItemOutcome[], partialFailureCode: number | undefined, logger: Logger,
+  okJson?: OkMembersJson,
 ): BackendResponse {
   let failures = 0;
   let userFailures = 0;
+  const texts: string[] | null = okJson ? new Array<string>(outcomes.length) : null;
+  // The text's size in UTF-8, counted as it is built: the commas between items and the brackets, then each item.
+  let bytes = outcomes.length + 1;
   const results = outcomes.map((outcome, i) => {
     const reference = items[i]?.['reference'];
     const ref = typeof reference === 'string' ? reference : reference === undefined || reference === null ? '' : String(reference);
-    if ('ok' in outcome) return { ...outcome.ok, reference: ref };
+    if ('ok' in outcome) {
+      const result = { ...outcome.ok, reference: ref };
+      if (texts && okJson) {
+        const refJson = ref === '' ? '""' : JSON.stringify(ref);
+        const text = `{${okJson(outcome.ok)},"reference":${refJson}}`;
+        texts[i] = text;
+        bytes += ref === '' ? text.length : text.length - refJson.length + Buffer.byteLength(refJson);
+      }
+      return result;
+    }
     failures++;
     const user = isUserError(outcome.error);
     if (user) userFailures++;
     else logger.error('transit batch item failed', { index: i, error: String(outcome.error) });
     const message = user ? (outcome.error as Error).message : 'internal error';
-    return { error: message, reference: ref };
+    const result = { error: message, reference: ref };
+    if (texts) {
+      const text = JSON.stringify(result);
+      texts[i] = text;
+      bytes += Buffer.byteLength(text);
+    }
+    return result;
   });
-  const reply: BackendResponse = { data: { batch_results: results } };
+  const data = { batch_results: results };
+  if (texts && texts.length > 0) {
+    // The brackets go on the ends before the join, whose result is then one flat string: added
+    // after, they would make a rope that every later reader must first copy flat.
+    texts[0] = `[${texts[0] as string}`;
+    texts[texts.length - 1] += ']';
+    withJsonText(data, 'batch_results', texts.join(','), bytes);
+  }
+  const reply: BackendResponse = { data };
   if (failures > 0) {
     const someSucceeded = failures < outcomes.length;
     reply.status = someSucceeded && partialFailureCode !== undefined ? partialFailureCode : userFailures > 0 ? 400 : 500;

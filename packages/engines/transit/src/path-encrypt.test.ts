@@ -161,6 +161,22 @@ describe('encrypt/:name: upsert', () => {
     expect(await decrypt(h, 'fresh', ct)).toBe('hello');
   });
 
+  it('resolves an encrypt with a cached key to update at once, and one with an uncached key by reading it', async () => {
+    const { h, backend } = transitRig();
+    await h.request('write', 'keys/k');
+    const resolve = (path: string) => {
+      const match = backend.match(path);
+      if (!match) throw new Error(`no match for ${path}`);
+      return backend.resolveWrite(match, {
+        id: 'r', operation: 'update', path, mount: h.mount, storage: h.storage, data: { plaintext: b64('x') }, headers: {}, namespace: { id: 'root', path: '' },
+      });
+    };
+    expect(resolve('encrypt/k')).toBe('update');
+    const missing = resolve('encrypt/absent');
+    expect(missing).toBeInstanceOf(Promise);
+    expect(await missing).toBe('create');
+  });
+
   it('derives the created key when the request carries a context', async () => {
     const { h } = transitRig();
     await encrypt(h, 'derived', 'x', { context: b64('c') });

@@ -70,6 +70,15 @@ function encryptInput(item: EncryptItem): EncryptInput {
   };
 }
 
+/**
+ * An encrypted item's members as JSON, written directly: a ciphertext is `vault:v<n>:` and
+ * base64, which JSON never escapes, so it needs no scan. encryptOne and the seal pool make
+ * every successful item, both as `{ciphertext, key_version}` in that order.
+ */
+function encryptedJson(ok: Record<string, unknown>): string {
+  return `"ciphertext":"${ok['ciphertext'] as string}","key_version":${ok['key_version'] as number}`;
+}
+
 function encryptOne(policy: KeyPolicy, item: EncryptItem): Record<string, unknown> {
   const result = encryptWithKey(policy, encryptInput(item));
   return { ciphertext: result.ciphertext, key_version: result.keyVersion };
@@ -167,10 +176,11 @@ export function encryptPaths(ctx: TransitContext): PathDefinition[] {
       }];
     }
     const contextGiven = (items[0]?.context ?? '') !== '';
-    const policy = (await ctx.keys.get(req.storage, name)) ?? await upsertKey(ctx, req, fields, name, contextGiven);
+    const policy = ctx.keys.cached(name) ?? (await ctx.keys.get(req.storage, name)) ?? await upsertKey(ctx, req, fields, name, contextGiven);
 
     if (!batch) return { data: encryptOne(policy, items[0] as EncryptItem) };
-    return batchReply(batch, await encryptItems(policy, items, contextGiven), partialFailureCode, ctx.logger);
+    const outcomes = await encryptItems(policy, items, contextGiven);
+    return batchReply(batch, outcomes, partialFailureCode, ctx.logger, items.length >= POOLED_BATCH_MIN_ITEMS ? encryptedJson : undefined);
   }
 
   return [
@@ -189,7 +199,11 @@ export function encryptPaths(ctx: TransitContext): PathDefinition[] {
         convergent_encryption: { type: 'any', description: 'Whether a key created by this request is convergent.' },
         partial_failure_response_code: { type: 'int', description: 'Status of a batch reply where some items failed; 400 unless given.' },
       },
-      existenceCheck: async (req, fields) => (await ctx.keys.get(req.storage, fields.string('name'))) !== null,
+      existenceCheck: (req, fields) => {
+        const name = fields.string('name');
+        if (ctx.keys.cached(name)) return true;
+        return ctx.keys.get(req.storage, name).then((policy) => policy !== null);
+      },
       operations: { create: handle, update: handle },
       help: 'Encrypts data with a named key; with the create capability a missing key is created with defaults.',
     }),

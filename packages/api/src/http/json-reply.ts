@@ -1,0 +1,36 @@
+import { randomUUID } from 'node:crypto';
+import { jsonTextOf } from '@strongroom/core';
+
+// Unguessable, so no string a client sent can be taken for it.
+const PLACEHOLDER = `\u0000${randomUUID()}`;
+const PLACEHOLDER_JSON = JSON.stringify(PLACEHOLDER);
+
+/** A reply's JSON in the pieces it is written in, and their length in bytes. */
+export interface SplicedJson {
+  pieces: [string, string, string];
+  bytes: number;
+}
+
+/**
+ * A reply body's JSON: JSON.stringify's string, or, when the body's data marks a field whose
+ * JSON text the engine already has (core's `withJsonText`), the same text in three pieces: what
+ * comes before that field, its text, and what follows. Written one after the other, the pieces
+ * are never joined into one string, which for a reply that large would be another copy.
+ */
+export function jsonReply(body: unknown): string | SplicedJson {
+  const data = body !== null && typeof body === 'object' ? (body as { data?: unknown }).data : undefined;
+  const marked = jsonTextOf(data);
+  if (!marked) return JSON.stringify(body);
+  const value = (data as Record<string, unknown>)[marked.field];
+  if (value === null || typeof value !== 'object') return JSON.stringify(body);
+  const outer = JSON.stringify(body, (_key, v: unknown) => (v === value ? PLACEHOLDER : v));
+  const at = outer.indexOf(PLACEHOLDER_JSON);
+  // The value twice in the body (or not at all) is left to JSON.stringify.
+  if (at === -1 || outer.indexOf(PLACEHOLDER_JSON, at + 1) !== -1) return JSON.stringify(body);
+  const head = outer.slice(0, at);
+  const tail = outer.slice(at + PLACEHOLDER_JSON.length);
+  return {
+    pieces: [head, marked.text, tail],
+    bytes: Buffer.byteLength(head) + (marked.bytes ?? Buffer.byteLength(marked.text)) + Buffer.byteLength(tail),
+  };
+}
