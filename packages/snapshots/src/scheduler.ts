@@ -29,6 +29,8 @@ export interface SchedulerOptions {
 /** One finished attempt of configuration `config`, for whoever keeps metrics. */
 export interface SnapshotObserver {
   attempted(config: string, outcome: { durationMs: number; bytes: number; failed: boolean; at: number }): void;
+  /** The configuration was deleted: what was kept for it can go. */
+  removed?(config: string): void;
 }
 
 interface Job {
@@ -213,6 +215,7 @@ export class SnapshotScheduler {
       { type: 'delete', key: CONFIG_PREFIX + name },
       { type: 'delete', key: STATUS_PREFIX + name },
     ]));
+    this.observer?.removed?.(name);
   }
 
   /** Sets the timer for the configuration's next start, unless an attempt is running (it re-arms when done). */

@@ -122,8 +122,11 @@ describe('metrics after traffic', () => {
     expect(valueOf(samples, 'vault_autosnapshots_snapshot_size', { snapshot_config_name: 'good' })).toBeGreaterThan(0);
     expect(valueOf(samples, 'vault_autosnapshots_last_success_time', { snapshot_config_name: 'good' })).toBeGreaterThan(Date.now() / 1000 - 600);
     expect(valueOf(samples, 'vault_autosnapshots_save_errors', { snapshot_config_name: 'good' })).toBeUndefined();
-    await send('DELETE', `${base}/good`);
-    await send('DELETE', `${base}/full`);
+    expect((await send('DELETE', `${base}/good`)).status).toBe(204);
+    expect((await send('DELETE', `${base}/full`)).status).toBe(204);
+    // A deleted configuration is no longer reported.
+    const after = (await scrape()).samples;
+    expect(after.filter((s) => s.name.startsWith('vault_autosnapshots_') && ['good', 'full'].includes(String(s.labels.snapshot_config_name)))).toEqual([]);
   });
 
   it('shows the sync queue and counts operations by destination type and status', async () => {

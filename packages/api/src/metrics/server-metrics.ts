@@ -89,6 +89,13 @@ export class ServerMetrics {
         else this.snapshotLastSuccess.labels(config).set(Math.floor(outcome.at / 1000));
         if (outcome.bytes > 0) this.snapshotSize.labels(config).set(outcome.bytes);
       },
+      // A deleted configuration's series would otherwise be scraped for as long as the process lives.
+      removed: (config) => {
+        this.snapshotDuration.remove(config);
+        this.snapshotErrors.remove(config);
+        this.snapshotSize.remove(config);
+        this.snapshotLastSuccess.remove(config);
+      },
     };
     this.sync = {
       queue: (depth) => {

@@ -121,6 +121,11 @@ export class WindowedSummary<L extends string = string> {
     this.labels().observe(value);
   }
 
+  /** Drops the series of these label values (prom-client's `remove`). */
+  remove(...values: string[]): void {
+    this.series.delete(values.join('\u0000'));
+  }
+
   async get(): Promise<{ name: string; help: string; type: 'summary'; aggregator: 'sum'; values: Array<MetricValue<string> & { metricName?: string }> }> {
     const now = performance.now();
     const values: Array<MetricValue<string> & { metricName?: string }> = [];
