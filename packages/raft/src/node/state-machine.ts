@@ -1,4 +1,5 @@
 import { readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { ClassicLevel } from 'classic-level';
 import type { CommittedChange, TxnOp } from '@strongroom/base';
@@ -10,6 +11,8 @@ import type { Entry, NodeId } from '../core/types';
 import { decodeCommand, type Command } from './command';
 import { openLevel } from './level';
 import { readUint64, writeUint64 } from './log-store';
+import { approximateBytes, planCuts } from './scan-ranges';
+import { ScanThreads, type KeyRange, type ScanThreadOptions } from './scan-threads';
 import { SnapshotReader, syncDir, type SnapshotHeader, type SnapshotKey } from './snapshot-file';
 
 /*
@@ -73,6 +76,43 @@ export interface StateView {
   close(): Promise<void>;
 }
 
+/**
+ * A view of records already framed (`frameRecords`) by scan threads, in key order; the same bytes
+ * a `StateView` of the same state encodes to.
+ */
+export interface FramedStateView {
+  header: Omit<SnapshotHeader, 'conf'>;
+  /** Ending the iteration, or a thread failing (it then throws), stops every thread. */
+  chunks: AsyncIterable<Buffer>;
+  close(): Promise<void>;
+}
+
+/** Threads started for a split view, before the point it captures is chosen (see `prepareSplitView`). */
+export interface PreparedSplitView {
+  readonly generation: number;
+  readonly threads: ScanThreads;
+}
+
+/** When and how a view is split over threads. */
+export interface ScanOptions extends ScanThreadOptions {
+  /** Threads of a split view; below 2 every view stays on the main thread. */
+  threads: number;
+  /** States LevelDB estimates smaller than this are read on the main thread, where starting no threads is quicker. */
+  minBytes: number;
+  /** About the bytes of each range handed to a thread. */
+  rangeBytes: number;
+  maxRanges: number;
+}
+
+export const DEFAULT_SCAN_OPTIONS: ScanOptions = {
+  threads: Math.min(availableParallelism(), 8),
+  minBytes: 32 * 1024 * 1024,
+  rangeBytes: 4 * 1024 * 1024,
+  maxRanges: 1024,
+  creditBytes: 8 * 1024 * 1024,
+  timeoutMs: 30_000,
+};
+
 const BATCH = 1024;
 const VIEW_BATCH_BYTES = 1024 * 1024;
 /**
@@ -81,7 +121,8 @@ const VIEW_BATCH_BYTES = 1024 * 1024;
  */
 const FLUSH_EVERY_BYTES = 4 * 1024 * 1024;
 const WRITE_BUFFER_BYTES = 64 * 1024 * 1024;
-const openState = (dir: string) => openLevel<string>(dir, 'utf8', { writeBufferSize: WRITE_BUFFER_BYTES });
+// Shared, so that scan threads of this process can open it too.
+const openState = (dir: string) => openLevel<string>(dir, 'utf8', { writeBufferSize: WRITE_BUFFER_BYTES, shared: true });
 
 /**
  * The key/value state machine. Every `apply` is one LevelDB batch holding the data of the
@@ -106,19 +147,25 @@ export class StateMachine {
   /** Bytes of batches written since the memtable was last written to a table. */
   private unflushedBytes = 0;
   private flushing: Promise<void> | undefined;
+  /**
+   * Threads of split views not yet ended: they share the database, so they are stopped before
+   * it is closed or replaced (as a view's iterator ends with its database).
+   */
+  private readonly splits = new Set<ScanThreads>();
 
   private constructor(
     private readonly dir: string,
     private generation: number,
     private db: ClassicLevel<string, Buffer>,
     private readonly window: ChangeLogWindow,
+    private readonly scanOptions: ScanOptions,
   ) {}
 
   /**
    * Opens the state machine under `dir`, discarding any half-built generation a crash left behind.
-   * `changeLog` bounds the retained window of applied changes.
+   * `changeLog` bounds the retained window of applied changes; `scan` says when views are split over threads.
    */
-  static async open(dir: string, changeLog: ChangeLogLimits = DEFAULT_CHANGE_LOG_LIMITS): Promise<StateMachine> {
+  static async open(dir: string, changeLog: ChangeLogLimits = DEFAULT_CHANGE_LOG_LIMITS, scan: ScanOptions = DEFAULT_SCAN_OPTIONS): Promise<StateMachine> {
     let generation = 1;
     const pointer = await readFile(join(dir, CURRENT), 'utf8').catch(() => undefined);
     if (pointer !== undefined) generation = Number.parseInt(pointer, 10);
@@ -128,7 +175,7 @@ export class StateMachine {
       if (name.startsWith('gen-') && name !== generationName(generation)) await rm(join(dir, name), { recursive: true, force: true });
     }
     const window = await ChangeLogWindow.load(changeLog, db.iterator(ChangeLogWindow.range()));
-    const sm = new StateMachine(dir, generation, db, window);
+    const sm = new StateMachine(dir, generation, db, window, scan);
     await sm.loadMeta();
     window.initDropped(readDropped(db.getSync(DROPPED_KEY) ?? undefined), sm.applied);
     return sm;
@@ -443,6 +490,42 @@ export class StateMachine {
   }
 
   /**
+   * For a state large enough, cuts the keys a view holds into ranges and starts threads that
+   * will read them (each opening the database), so that `splitView` only has to have them take
+   * their snapshots. Undefined when a view of this state is better read by `view()`. Callable at
+   * any time: the cuts only balance the threads, and the point in the log is chosen later.
+   */
+  async prepareSplitView(): Promise<PreparedSplitView | undefined> {
+    const options = this.scanOptions;
+    if (options.threads < 2) return undefined;
+    const { db, generation } = this;
+    if (await approximateBytes(db, DATA) < options.minBytes) return undefined;
+    const cuts = await planCuts(db, DATA, options.rangeBytes, options.maxRanges);
+    if (generation !== this.generation) return undefined;
+    const ranges: KeyRange[] = [DATA, ...cuts].map((gte, i) => (i < cuts.length ? { gte, lt: cuts[i] } : { gte }));
+    const threads = await ScanThreads.start(db.location, ranges, options.threads, options);
+    this.splits.add(threads);
+    void threads.closed.then(() => this.splits.delete(threads));
+    return { generation, threads };
+  }
+
+  /**
+   * Captures the state at the current applied index over prepared threads: the same records as
+   * `view()`, framed by the threads. Must be called between applies (the drive loop does), and
+   * no apply may start until the promise settles: each thread's LevelDB snapshot is taken then.
+   * Undefined (the threads ended) when the database was replaced since they were prepared.
+   */
+  splitView(prepared: PreparedSplitView): Promise<FramedStateView> | undefined {
+    if (prepared.generation !== this.generation) {
+      void prepared.threads.close();
+      return undefined;
+    }
+    const header = { index: this.appliedIndex, term: this.appliedTermValue, addresses: Object.fromEntries(this.addressMap) };
+    const { threads } = prepared;
+    return threads.capture().then(() => ({ header, chunks: threads.chunks(), close: () => threads.close() }));
+  }
+
+  /**
    * The data as of one applied index, callable at any time (an index built from the data, such
    * as replication's Merkle tree, rebuilds from it while applies go on): the applied index and
    * the records come from one LevelDB snapshot, and the index is written in the same batch as the
@@ -515,6 +598,7 @@ export class StateMachine {
       throw err;
     }
     await this.flushing;
+    await this.endSplits();
     const old = this.db;
     const oldDir = join(this.dir, generationName(this.generation));
     const newAddresses = new Map(addresses);
@@ -537,7 +621,12 @@ export class StateMachine {
 
   async close(): Promise<void> {
     await this.flushing;
+    await this.endSplits();
     await this.db.close();
+  }
+
+  private async endSplits(): Promise<void> {
+    await Promise.all([...this.splits].map((threads) => threads.close()));
   }
 
   private async loadMeta(): Promise<void> {
