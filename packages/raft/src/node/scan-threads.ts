@@ -17,13 +17,14 @@ export interface ScanThreadOptions {
 interface ThreadData {
   classicLevel: string;
   location: string;
-  ranges: Array<KeyRange & { index: number }>;
   creditBytes: number;
   batchRecords: number;
   batchBytes: number;
 }
 
-type ToThread = { type: 'capture' } | { type: 'credit'; bytes: number } | { type: 'stop' };
+/** A thread's ranges, each with its place among all the ranges. */
+type ThreadRanges = Array<KeyRange & { index: number }>;
+type ToThread = { type: 'capture'; ranges: ThreadRanges } | { type: 'credit'; bytes: number } | { type: 'stop' };
 type FromThread =
   | { type: 'ready' }
   | { type: 'captured' }
@@ -34,6 +35,7 @@ type FromThread =
 /** Records per read and bytes LevelDB gathers for one, as a single-thread view reads them. */
 const BATCH_RECORDS = 1024;
 const BATCH_BYTES = 1024 * 1024;
+const YOUNG_GENERATION_MB = 4;
 /** How long a stopped thread may take to release what it holds before it is ended. */
 const STOP_GRACE_MS = 10_000;
 
@@ -42,7 +44,8 @@ const STOP_GRACE_MS = 10_000;
  * `frameRecords`'s: it uses nothing from this module, and frames records with the very function
  * the main thread's encoder uses. It opens the database the main thread shares, takes a LevelDB
  * snapshot when told to (while the main thread holds applies), then reads its ranges in key order
- * and posts each batch framed, stopping while the main thread owes it credit. It releases every
+ * (given with the capture) and posts each batch framed, stopping while the main thread owes it
+ * credit. It releases every
  * iterator, its snapshot and its handle before it ends, whether it finished, failed or was stopped.
  */
 function threadProgram(frame: typeof frameRecords): void {
@@ -80,8 +83,8 @@ function threadProgram(frame: typeof frameRecords): void {
     if (!stopping) port.postMessage({ type: 'error', message: err instanceof Error ? err.message : String(err) });
     void release();
   };
-  const run = async () => {
-    for (const range of data.ranges) {
+  const run = async (ranges: ThreadRanges) => {
+    for (const range of ranges) {
       const bounds = range.lt === undefined ? { gte: range.gte } : { gte: range.gte, lt: range.lt };
       it = db.iterator<string, Buffer>({ ...bounds, snapshot, highWaterMarkBytes: data.batchBytes });
       // The newest key passed on whose bytes are known: a re-read starts just after it.
@@ -140,7 +143,7 @@ function threadProgram(frame: typeof frameRecords): void {
         return;
       }
       port.postMessage({ type: 'captured' });
-      run().then(() => undefined, fail);
+      run(msg.ranges).then(() => undefined, fail);
     }
   });
   db.open().then(() => port.postMessage({ type: 'ready' }), fail);
@@ -158,14 +161,15 @@ interface Thread {
  * back the records framed, in key order. Ranges go to the threads in turn, so while the stream
  * takes one range the other threads read their next ones; each reads ahead at most
  * `creditBytes`, so memory stays bounded whatever the state's size. The threads are started
- * for one scan and end with it, and never keep the process alive.
+ * for one scan and end when it is closed (as a stream's end or destruction closes it): until
+ * then they keep the process alive, as the scan's I/O on the main thread would.
  */
 export class ScanThreads {
   private readonly threads: Thread[] = [];
-  private readonly queues: Buffer[][];
-  private readonly ended: boolean[];
+  private queues: Buffer[][] = [];
+  private ended: boolean[] = [];
   /** The thread (index) that reads each range. */
-  private readonly owner: number[];
+  private owner: number[] = [];
   private failure: Error | undefined;
   private stopping = false;
   private closing: Promise<void> | undefined;
@@ -175,23 +179,17 @@ export class ScanThreads {
   /** Resolves once the scan is closed and every thread has ended. */
   readonly closed = new Promise<void>((resolve) => { this.endedResolve = resolve; });
 
-  private constructor(ranges: number, private readonly options: ScanThreadOptions) {
-    this.queues = Array.from({ length: ranges }, () => []);
-    this.ended = new Array<boolean>(ranges).fill(false);
-    this.owner = Array.from({ length: ranges }, (_, i) => i);
-  }
+  private constructor(private readonly options: ScanThreadOptions) {}
 
-  /** Starts `count` threads on the database at `location` (opened shared), each with its ranges, ready to capture. */
-  static async start(location: string, ranges: readonly KeyRange[], count: number, options: ScanThreadOptions): Promise<ScanThreads> {
-    const scan = new ScanThreads(ranges.length, options);
-    const n = Math.max(1, Math.min(count, ranges.length));
+  /**
+   * Starts `count` threads on the database at `location` (opened shared), ready to capture; the
+   * ranges come with the capture, so that they can be planned while the threads start.
+   */
+  static async start(location: string, count: number, options: ScanThreadOptions): Promise<ScanThreads> {
+    const scan = new ScanThreads(options);
     const classicLevel = require.resolve('classic-level');
-    for (let t = 0; t < n; t++) {
-      const mine = ranges.flatMap((r, index) => (index % n === t ? [{ ...r, index }] : []));
-      for (const r of mine) scan.owner[r.index] = t;
-      const workerData: ThreadData = { classicLevel, location, ranges: mine, creditBytes: options.creditBytes, batchRecords: BATCH_RECORDS, batchBytes: BATCH_BYTES };
-      scan.spawn(t, workerData);
-    }
+    const workerData: ThreadData = { classicLevel, location, creditBytes: options.creditBytes, batchRecords: BATCH_RECORDS, batchBytes: BATCH_BYTES };
+    for (let t = 0; t < Math.max(1, count); t++) scan.spawn(t, workerData);
     try {
       await scan.all('ready');
     } catch (err) {
@@ -207,11 +205,16 @@ export class ScanThreads {
   }
 
   /**
-   * Has every thread take its LevelDB snapshot; resolves once all have. The caller holds every
-   * write to the database until then: that makes the threads' snapshots one point in its history.
+   * Has every thread take its LevelDB snapshot, to read `ranges` (in turn, in key order) from it;
+   * resolves once all have. The caller holds every write to the database until then: that makes
+   * the threads' snapshots one point in its history.
    */
-  async capture(): Promise<void> {
-    for (const t of this.threads) this.post(t, { type: 'capture' });
+  async capture(ranges: readonly KeyRange[]): Promise<void> {
+    const n = this.threads.length;
+    this.queues = ranges.map(() => []);
+    this.ended = ranges.map(() => false);
+    this.owner = ranges.map((_, i) => i % n);
+    this.threads.forEach((t, i) => this.post(t, { type: 'capture', ranges: ranges.flatMap((r, index) => (index % n === i ? [{ ...r, index }] : [])) }));
     try {
       await this.all('captured');
     } catch (err) {
@@ -264,8 +267,11 @@ export class ScanThreads {
   }
 
   private spawn(index: number, workerData: ThreadData): void {
-    const worker = new Worker(THREAD_SOURCE, { eval: true, workerData, env: {}, argv: [], execArgv: [], stdin: false });
-    worker.unref();
+    // A small young generation: a thread's garbage is each batch's records, dead once framed,
+    // and V8's default lets several megabytes of them pile up per thread before a collection.
+    const worker = new Worker(THREAD_SOURCE, {
+      eval: true, workerData, env: {}, argv: [], execArgv: [], stdin: false, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
+    });
     const exited = new Promise<void>((resolve) => {
       worker.once('exit', (code) => {
         if (!this.stopping) this.fail(new Error(`snapshot scan thread ${index} exited (code ${code}) before the scan ended`));

@@ -91,6 +91,7 @@ export interface FramedStateView {
 export interface PreparedSplitView {
   readonly generation: number;
   readonly threads: ScanThreads;
+  readonly ranges: readonly KeyRange[];
 }
 
 /** When and how a view is split over threads. */
@@ -109,7 +110,7 @@ export const DEFAULT_SCAN_OPTIONS: ScanOptions = {
   minBytes: 32 * 1024 * 1024,
   rangeBytes: 4 * 1024 * 1024,
   maxRanges: 1024,
-  creditBytes: 8 * 1024 * 1024,
+  creditBytes: 4 * 1024 * 1024,
   timeoutMs: 30_000,
 };
 
@@ -500,13 +501,17 @@ export class StateMachine {
     if (options.threads < 2) return undefined;
     const { db, generation } = this;
     if (await approximateBytes(db, DATA) < options.minBytes) return undefined;
-    const cuts = await planCuts(db, DATA, options.rangeBytes, options.maxRanges);
-    if (generation !== this.generation) return undefined;
-    const ranges: KeyRange[] = [DATA, ...cuts].map((gte, i) => (i < cuts.length ? { gte, lt: cuts[i] } : { gte }));
-    const threads = await ScanThreads.start(db.location, ranges, options.threads, options);
+    // The threads start (tens of milliseconds of CPU each) while the ranges are planned.
+    const started = ScanThreads.start(db.location, options.threads, options);
+    const cuts = await planCuts(db, DATA, options.rangeBytes, options.maxRanges).catch(async (err: unknown) => {
+      await started.then((threads) => threads.close(), () => undefined);
+      throw err;
+    });
+    const threads = await started;
     this.splits.add(threads);
     void threads.closed.then(() => this.splits.delete(threads));
-    return { generation, threads };
+    const ranges: KeyRange[] = [DATA, ...cuts].map((gte, i) => (i < cuts.length ? { gte, lt: cuts[i] } : { gte }));
+    return { generation, threads, ranges };
   }
 
   /**
@@ -522,7 +527,7 @@ export class StateMachine {
     }
     const header = { index: this.appliedIndex, term: this.appliedTermValue, addresses: Object.fromEntries(this.addressMap) };
     const { threads } = prepared;
-    return threads.capture().then(() => ({ header, chunks: threads.chunks(), close: () => threads.close() }));
+    return threads.capture(prepared.ranges).then(() => ({ header, chunks: threads.chunks(), close: () => threads.close() }));
   }
 
   /**
