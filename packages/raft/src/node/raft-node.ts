@@ -75,7 +75,10 @@ export interface RaftNodeOptions {
    * entries or 256 MiB, whichever comes first). The window is the node's own, not replicated.
    */
   changeLog?: Partial<ChangeLogLimits>;
-  /** When snapshot streams are read by threads of their own (default: states of 32 MiB and more, one thread per core). */
+  /**
+   * When snapshot streams are read by threads of their own (default: states of 32 MiB and more,
+   * one thread fewer than the cores from 4 cores on, never below).
+   */
   snapshotScan?: Partial<ScanOptions>;
   logger?: Logger;
   /** Replaces the LevelDB log (tests use it to count or fail writes). */

@@ -117,6 +117,14 @@ describe('a snapshot view split over threads', () => {
     expect((sm as unknown as { splits: Set<ScanThreads> }).splits.size).toBe(0);
   });
 
+  it('leaves a small state, or a node without threads to spare, to the single-thread view', async () => {
+    sm = await filled(dir, { ...SPLIT_ALWAYS, minBytes: 1024 * 1024 * 1024 });
+    expect(await sm.prepareSplitView()).toBeUndefined();
+    await sm.close();
+    sm = await StateMachine.open(join(dir, 'state'), DEFAULT_CHANGE_LOG_LIMITS, { ...SPLIT_ALWAYS, threads: 1 });
+    expect(await sm.prepareSplitView()).toBeUndefined();
+  });
+
   it('fails to start, clearly, when a thread cannot open the database', async () => {
     await expect(ScanThreads.start(join(dir, 'missing'), 2, SPLIT_ALWAYS)).rejects.toThrow(/snapshot scan thread \d failed/);
   });

@@ -105,8 +105,16 @@ export interface ScanOptions extends ScanThreadOptions {
   maxRanges: number;
 }
 
+/**
+ * Threads cost a split view about 1.4-2x a single-thread view's CPU (each starts an isolate and
+ * loads LevelDB's bindings, runs its code cold, collects its own garbage), and the main thread
+ * still hashes and writes: a split only shortens a scan with cores to spare beyond that, which a
+ * 2-core machine does not have (see DESIGN.md, "Snapshot streams"). One core stays for the main thread.
+ */
+const SCAN_THREADS = availableParallelism() >= 4 ? Math.min(availableParallelism() - 1, 8) : 1;
+
 export const DEFAULT_SCAN_OPTIONS: ScanOptions = {
-  threads: Math.min(availableParallelism(), 8),
+  threads: SCAN_THREADS,
   minBytes: 32 * 1024 * 1024,
   rangeBytes: 4 * 1024 * 1024,
   maxRanges: 1024,
