@@ -130,8 +130,9 @@ const VIEW_BATCH_BYTES = 1024 * 1024;
  */
 const FLUSH_EVERY_BYTES = 4 * 1024 * 1024;
 const WRITE_BUFFER_BYTES = 64 * 1024 * 1024;
-// Shared, so that scan threads of this process can open it too.
-const openState = (dir: string) => openLevel<string>(dir, 'utf8', { writeBufferSize: WRITE_BUFFER_BYTES, shared: true });
+/** `shared` when views may be split over threads, which open the database too. */
+const openState = (dir: string, shared: boolean) => openLevel<string>(dir, 'utf8', { writeBufferSize: WRITE_BUFFER_BYTES, shared });
+const sharedWithThreads = (scan: ScanOptions) => scan.threads >= 2;
 
 /**
  * The key/value state machine. Every `apply` is one LevelDB batch holding the data of the
@@ -178,7 +179,7 @@ export class StateMachine {
     let generation = 1;
     const pointer = await readFile(join(dir, CURRENT), 'utf8').catch(() => undefined);
     if (pointer !== undefined) generation = Number.parseInt(pointer, 10);
-    const db = await openState(join(dir, generationName(generation)));
+    const db = await openState(join(dir, generationName(generation)), sharedWithThreads(scan));
     if (pointer === undefined) await writePointer(dir, generation);
     for (const name of await readdir(dir)) {
       if (name.startsWith('gen-') && name !== generationName(generation)) await rm(join(dir, name), { recursive: true, force: true });
@@ -506,7 +507,7 @@ export class StateMachine {
    */
   async prepareSplitView(): Promise<PreparedSplitView | undefined> {
     const options = this.scanOptions;
-    if (options.threads < 2) return undefined;
+    if (!sharedWithThreads(options)) return undefined;
     const { db, generation } = this;
     if (await approximateBytes(db, DATA) < options.minBytes) return undefined;
     // The threads start (tens of milliseconds of CPU each) while the ranges are planned.
@@ -590,7 +591,7 @@ export class StateMachine {
     const generation = this.generation + 1;
     const dir = join(this.dir, generationName(generation));
     await rm(dir, { recursive: true, force: true });
-    const db = await openState(dir);
+    const db = await openState(dir, sharedWithThreads(this.scanOptions));
     try {
       for await (const batch of records) {
         await db.batch<Buffer, Buffer>(batch.map(([key, value]) => ({ type: 'put' as const, key, value })), { keyEncoding: 'buffer' });
