@@ -30,6 +30,8 @@ const FILL_LIMIT_S = 600;
 const SNAPSHOTS_LIMIT_MS = 300_000;
 const ZERO_TIME = '0001-01-01T00:00:00Z';
 const MB = 1e6;
+/** Linux's USER_HZ, the unit of /proc/<pid>/stat's times, on every architecture Node runs on. */
+const CLOCK_TICKS = 100;
 
 const progress = (msg) => process.stderr.write(`[snapshot] ${msg}\n`);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -66,6 +68,20 @@ function readRss(pid) {
   });
 }
 
+/**
+ * CPU seconds `pid` has used (user + system), from /proc on Linux; NaN elsewhere. Steadier than
+ * wall time on a shared machine, where a snapshot's wall time moves with other work.
+ */
+function cpuSeconds(pid) {
+  try {
+    // Fields after the command name (which may hold spaces) start at the state, field 3.
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').pop().split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+
 /** Samples `pid`'s RSS every RSS_SAMPLE_MS as { t (Unix ms), rss, anon }; `max(from, to)` is the peak of each in a window. */
 function startRssSampler(pid) {
   const samples = [];
@@ -78,6 +94,7 @@ function startRssSampler(pid) {
   return {
     samples,
     stop: () => clearInterval(timer),
+    cpu: () => cpuSeconds(pid),
     max(from, to) {
       let inside = samples.filter((s) => s.t >= from && s.t <= to);
       // A snapshot quicker than a sample interval: the sample nearest its end stands in.
@@ -122,6 +139,7 @@ async function baselineRss(sampler) {
  * for SNAPSHOTS of them to complete, and deletes it. Returns each one's size, time and peak RSS.
  */
 async function takeSnapshots(api, name, config, sampler) {
+  const cpuFrom = sampler.cpu();
   await api('POST', `sys/storage/raft/snapshot-auto/config/${name}`, config);
   const done = [];
   const deadline = Date.now() + SNAPSHOTS_LIMIT_MS;
@@ -143,6 +161,8 @@ async function takeSnapshots(api, name, config, sampler) {
   } finally {
     await api('DELETE', `sys/storage/raft/snapshot-auto/config/${name}`);
   }
+  // The server's CPU while they ran, idle polls included (a few ms), per snapshot.
+  done.cpu = (sampler.cpu() - cpuFrom) / done.length;
   return done;
 }
 
@@ -190,7 +210,9 @@ async function measureStage({ api, work, s3Url, sampler, keys }) {
     cloud1_access_key_id: 'bench', cloud1_secret_access_key: 'bench',
   }, sampler));
   const streams = [];
+  const streamCpuFrom = sampler.cpu();
   for (let i = 0; i < SNAPSHOTS; i++) streams.push(await streamRate(api.base));
+  const streamCpu = (sampler.cpu() - streamCpuFrom) / SNAPSHOTS;
   const stream = median(streams);
   const speed = (r) => `${fmt(r.mbps)} MB/s (${fmt(r.bytes / MB)} MB in ${fmt(r.seconds, 2)} s), raw disk write ${fmt(raw)} MB/s, ratio ${fmt(r.mbps / raw, 2)}`;
   line(`snapshot stream read and dropped, ${label}`, `${fmt(stream)} MB/s (GET sys/storage/raft/snapshot, no destination)`);
@@ -198,6 +220,7 @@ async function measureStage({ api, work, s3Url, sampler, keys }) {
   // Round i's snapshot next to round i's raw write: a machine busy in one round shows up as one outlier.
   line('  per round, local / raw disk write', localSnaps.map((r, i) => fmt(r.bytes / MB / r.seconds / raws[i], 2)).join(', '));
   line('  per round, stream', `${streams.map((r) => fmt(r)).join(', ')} MB/s`);
+  line('  server CPU per snapshot', `local ${fmt(localSnaps.cpu, 2)} s, stream ${fmt(streamCpu, 2)} s`);
   line(`snapshot to S3 emulator, ${label}`, speed(s3));
   const over = (r, kind) => (r.peak[kind] - baseline[kind]) / MB;
   line(`peak RSS over baseline, ${label}`,
