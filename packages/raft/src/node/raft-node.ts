@@ -14,11 +14,9 @@ import { encodeAddress, encodeRestoreChunk, encodeRestoreCommit } from './comman
 import { NodeClosedError, NodeRemovedError, OutcomeUnknownError, RaftTimeoutError, SnapshotRestoreError } from './errors';
 import type { LogStore } from './log-store';
 import { openLogStore } from './open-log-store';
-import { SnapshotDir, SnapshotReader, SnapshotWriter, framedSnapshotStream, snapshotStream, type SnapshotFile, type SnapshotHeader } from './snapshot-file';
+import { SnapshotDir, SnapshotReader, SnapshotWriter, snapshotStream, type SnapshotFile, type SnapshotHeader } from './snapshot-file';
 import { DEFAULT_CHANGE_LOG_LIMITS, type ChangeLogLimits } from './change-log';
-import {
-  DEFAULT_SCAN_OPTIONS, StateMachine, type AppliedChange, type FramedStateView, type PreparedSplitView, type ScanOptions, type StateScan, type StateView,
-} from './state-machine';
+import { StateMachine, type AppliedChange, type StateScan, type StateView } from './state-machine';
 
 export interface RaftNodeOptions {
   id: NodeId;
@@ -75,11 +73,6 @@ export interface RaftNodeOptions {
    * entries or 256 MiB, whichever comes first). The window is the node's own, not replicated.
    */
   changeLog?: Partial<ChangeLogLimits>;
-  /**
-   * When snapshot streams are read by threads of their own (default: states of 32 MiB and more,
-   * one thread fewer than the cores from 4 cores on, never below).
-   */
-  snapshotScan?: Partial<ScanOptions>;
   logger?: Logger;
   /** Replaces the LevelDB log (tests use it to count or fail writes). */
   logStore?: LogStore;
@@ -142,15 +135,10 @@ interface SnapshotWaiter {
   reject(err: unknown): void;
 }
 
-/**
- * What a snapshot stream is read from: a state view with the membership as of its index (read
- * on the main thread or split over threads), or a file of the same state.
- */
-type CapturedView = { header: SnapshotHeader; view: StateView } | { header: SnapshotHeader; framed: FramedStateView } | SnapshotFile;
+/** What a snapshot stream is read from: a state view with the membership as of its index, or a file of the same state. */
+type CapturedView = { header: SnapshotHeader; view: StateView } | SnapshotFile;
 
 interface ViewWaiter {
-  /** Threads ready to take the view, when the state is large enough to split its reading. */
-  split: PreparedSplitView | undefined;
   resolve(view: CapturedView): void;
   reject(err: unknown): void;
 }
@@ -275,7 +263,7 @@ export class RaftNode {
   static async open(options: RaftNodeOptions): Promise<RaftNode> {
     // The state machine first: its database lock keeps a second process off this data
     // directory before anything else in it is opened (the log recovers its tail on open).
-    const sm = await StateMachine.open(join(options.dataDir, 'state'), { ...DEFAULT_CHANGE_LOG_LIMITS, ...options.changeLog }, { ...DEFAULT_SCAN_OPTIONS, ...options.snapshotScan });
+    const sm = await StateMachine.open(join(options.dataDir, 'state'), { ...DEFAULT_CHANGE_LOG_LIMITS, ...options.changeLog });
     let logStore: LogStore | undefined;
     try {
       const snapshots = await SnapshotDir.open(join(options.dataDir, 'snapshots'));
@@ -532,25 +520,10 @@ export class RaftNode {
    * the newest snapshot file already holds the state as applied now, that file is streamed.
    */
   async writeSnapshot(to: Writable): Promise<SnapshotMeta> {
-    // The threads start before the drive loop is asked for the view, so that applies wait only
-    // for them to take their snapshots; not when the newest file already is the state.
-    const split = this.snapshots.latest()?.header.index === this.sm.applied ? undefined : await this.sm.prepareSplitView();
-    let captured: CapturedView;
-    try {
-      captured = await this.captureView(split);
-    } catch (err) {
-      await split?.threads.close();
-      throw err;
-    }
+    const captured = await this.captureView();
     const { header } = captured;
     if ('path' in captured) {
       await pipeline((await openFile(captured.path, 'r')).createReadStream({ highWaterMark: 1024 * 1024 }), to);
-    } else if ('framed' in captured) {
-      try {
-        await pipeline(framedSnapshotStream(header, captured.framed.chunks), to);
-      } finally {
-        await captured.framed.close();
-      }
     } else {
       try {
         await pipeline(snapshotStream(header, captured.view.records), to);
@@ -561,10 +534,10 @@ export class RaftNode {
     return { index: header.index, term: header.term, conf: header.conf };
   }
 
-  private captureView(split: PreparedSplitView | undefined): Promise<CapturedView> {
+  private captureView(): Promise<CapturedView> {
     if (this.closed || this.failure) return Promise.reject(this.stoppedError());
     return new Promise<CapturedView>((resolve, reject) => {
-      this.viewWaiters.push({ split, resolve, reject });
+      this.viewWaiters.push({ resolve, reject });
       this.schedule();
     });
   }
@@ -773,20 +746,13 @@ export class RaftNode {
       const current = latest && latest.header.index === this.sm.applied ? latest : undefined;
       for (const w of this.viewWaiters.splice(0)) {
         if (current) {
-          if (w.split) void w.split.threads.close();
           w.resolve(current);
           continue;
         }
         // A view that cannot be taken fails its stream, not the node.
         try {
-          // Awaited here, so that nothing is applied until every thread has its snapshot.
-          const framed = w.split && (await this.sm.splitView(w.split));
-          if (framed) {
-            w.resolve({ header: { ...framed.header, conf }, framed });
-          } else {
-            const view = this.sm.view();
-            w.resolve({ header: { ...view.header, conf }, view });
-          }
+          const view = this.sm.view();
+          w.resolve({ header: { ...view.header, conf }, view });
         } catch (err) {
           w.reject(err);
         }

@@ -156,14 +156,27 @@ export class SnapshotEncoder {
     return this.hashed(out);
   }
 
-  /** A batch of records in one buffer, not three pieces each (see `frameRecords`). */
+  /** A batch of records in one buffer, not three pieces each. A string key is written as UTF-8. */
   records(records: ReadonlyArray<readonly [SnapshotKey, Uint8Array]>): Buffer {
-    return this.hashed(frameRecords(records));
-  }
-
-  /** Records framed elsewhere (by `frameRecords`, in a scan thread), in their place in the stream. */
-  framed(bytes: Buffer): Buffer {
-    return this.hashed(bytes);
+    let size = 0;
+    // A UTF-16 code unit takes at most 3 bytes of UTF-8: room enough without measuring each key.
+    for (const [key, value] of records) size += 8 + (typeof key === 'string' ? key.length * 3 : key.byteLength) + value.byteLength;
+    const out = Buffer.allocUnsafe(size);
+    let at = 0;
+    for (const [key, value] of records) {
+      let keyLen: number;
+      if (typeof key === 'string') {
+        keyLen = writeUtf8(out, key, at + 8);
+      } else {
+        out.set(key, at + 8);
+        keyLen = key.byteLength;
+      }
+      out.writeUInt32BE(keyLen, at);
+      out.writeUInt32BE(value.byteLength, at + 4);
+      out.set(value, at + 8 + keyLen);
+      at += 8 + keyLen + value.byteLength;
+    }
+    return this.hashed(out.subarray(0, at));
   }
 
   /** The end marker and the trailer; nothing may follow. */
@@ -184,35 +197,8 @@ export class SnapshotEncoder {
 /** A record's key: its bytes, or a string whose UTF-8 encoding they are. */
 export type SnapshotKey = string | Uint8Array;
 
-/**
- * The bytes of a batch of records, a string key written as UTF-8. Scan threads are handed this
- * function's source (and `writeUtf8`'s), so it uses nothing but its arguments, `Buffer` and
- * `writeUtf8`: the records a thread frames are then the main thread's bytes by construction.
- */
-export function frameRecords(records: ReadonlyArray<readonly [SnapshotKey, Uint8Array]>): Buffer {
-  let size = 0;
-  // A UTF-16 code unit takes at most 3 bytes of UTF-8: room enough without measuring each key.
-  for (const [key, value] of records) size += 8 + (typeof key === 'string' ? key.length * 3 : key.byteLength) + value.byteLength;
-  const out = Buffer.allocUnsafe(size);
-  let at = 0;
-  for (const [key, value] of records) {
-    let keyLen: number;
-    if (typeof key === 'string') {
-      keyLen = writeUtf8(out, key, at + 8);
-    } else {
-      out.set(key, at + 8);
-      keyLen = key.byteLength;
-    }
-    out.writeUInt32BE(keyLen, at);
-    out.writeUInt32BE(value.byteLength, at + 4);
-    out.set(value, at + 8 + keyLen);
-    at += 8 + keyLen + value.byteLength;
-  }
-  return out.subarray(0, at);
-}
-
 /** Writes `key` as UTF-8 at `at`, returning the bytes written; keys are mostly ASCII, done here without a call into C++. */
-export function writeUtf8(out: Buffer, key: string, at: number): number {
+function writeUtf8(out: Buffer, key: string, at: number): number {
   const n = key.length;
   for (let i = 0; i < n; i++) {
     const c = key.charCodeAt(i);
@@ -228,23 +214,10 @@ export function writeUtf8(out: Buffer, key: string, at: number): number {
  * Destroying the stream ends the iteration (and so releases the view).
  */
 export function snapshotStream(header: SnapshotHeader, records: AsyncIterable<ReadonlyArray<readonly [SnapshotKey, Uint8Array]>>): Readable {
-  return encodedStream(header, async function* (encoder) {
-    for await (const batch of records) if (batch.length > 0) yield encoder.records(batch);
-  });
-}
-
-/** The same stream from records already framed (`frameRecords`), in key order. */
-export function framedSnapshotStream(header: SnapshotHeader, chunks: AsyncIterable<Buffer>): Readable {
-  return encodedStream(header, async function* (encoder) {
-    for await (const chunk of chunks) if (chunk.length > 0) yield encoder.framed(chunk);
-  });
-}
-
-function encodedStream(header: SnapshotHeader, body: (encoder: SnapshotEncoder) => AsyncIterable<Buffer>): Readable {
   const encoder = new SnapshotEncoder();
   return Readable.from((async function* () {
     yield encoder.head(header);
-    yield* body(encoder);
+    for await (const batch of records) if (batch.length > 0) yield encoder.records(batch);
     yield encoder.end();
   })(), { objectMode: false, highWaterMark: FLUSH_BYTES });
 }

@@ -1,5 +1,4 @@
 import { readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
-import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { ClassicLevel } from 'classic-level';
 import type { CommittedChange, TxnOp } from '@strongroom/base';
@@ -11,8 +10,6 @@ import type { Entry, NodeId } from '../core/types';
 import { decodeCommand, type Command } from './command';
 import { openLevel } from './level';
 import { readUint64, writeUint64 } from './log-store';
-import { approximateBytes, planCuts } from './scan-ranges';
-import { ScanThreads, type KeyRange, type ScanThreadOptions } from './scan-threads';
 import { SnapshotReader, syncDir, type SnapshotHeader, type SnapshotKey } from './snapshot-file';
 
 /*
@@ -76,52 +73,6 @@ export interface StateView {
   close(): Promise<void>;
 }
 
-/**
- * A view of records already framed (`frameRecords`) by scan threads, in key order; the same bytes
- * a `StateView` of the same state encodes to.
- */
-export interface FramedStateView {
-  header: Omit<SnapshotHeader, 'conf'>;
-  /** Ending the iteration, or a thread failing (it then throws), stops every thread. */
-  chunks: AsyncIterable<Buffer>;
-  close(): Promise<void>;
-}
-
-/** Threads started for a split view, before the point it captures is chosen (see `prepareSplitView`). */
-export interface PreparedSplitView {
-  readonly generation: number;
-  readonly threads: ScanThreads;
-  readonly ranges: readonly KeyRange[];
-}
-
-/** When and how a view is split over threads. */
-export interface ScanOptions extends ScanThreadOptions {
-  /** Threads of a split view; below 2 every view stays on the main thread. */
-  threads: number;
-  /** States LevelDB estimates smaller than this are read on the main thread, where starting no threads is quicker. */
-  minBytes: number;
-  /** About the bytes of each range handed to a thread. */
-  rangeBytes: number;
-  maxRanges: number;
-}
-
-/**
- * Threads cost a split view about 1.4-2x a single-thread view's CPU (each starts an isolate and
- * loads LevelDB's bindings, runs its code cold, collects its own garbage), and the main thread
- * still hashes and writes: a split only shortens a scan with cores to spare beyond that, which a
- * 2-core machine does not have (see DESIGN.md, "Snapshot streams"). One core stays for the main thread.
- */
-const SCAN_THREADS = availableParallelism() >= 4 ? Math.min(availableParallelism() - 1, 8) : 1;
-
-export const DEFAULT_SCAN_OPTIONS: ScanOptions = {
-  threads: SCAN_THREADS,
-  minBytes: 32 * 1024 * 1024,
-  rangeBytes: 4 * 1024 * 1024,
-  maxRanges: 1024,
-  creditBytes: 4 * 1024 * 1024,
-  timeoutMs: 30_000,
-};
-
 const BATCH = 1024;
 const VIEW_BATCH_BYTES = 1024 * 1024;
 /**
@@ -130,9 +81,7 @@ const VIEW_BATCH_BYTES = 1024 * 1024;
  */
 const FLUSH_EVERY_BYTES = 4 * 1024 * 1024;
 const WRITE_BUFFER_BYTES = 64 * 1024 * 1024;
-/** `shared` when views may be split over threads, which open the database too. */
-const openState = (dir: string, shared: boolean) => openLevel<string>(dir, 'utf8', { writeBufferSize: WRITE_BUFFER_BYTES, shared });
-const sharedWithThreads = (scan: ScanOptions) => scan.threads >= 2;
+const openState = (dir: string) => openLevel<string>(dir, 'utf8', { writeBufferSize: WRITE_BUFFER_BYTES });
 
 /**
  * The key/value state machine. Every `apply` is one LevelDB batch holding the data of the
@@ -157,35 +106,29 @@ export class StateMachine {
   /** Bytes of batches written since the memtable was last written to a table. */
   private unflushedBytes = 0;
   private flushing: Promise<void> | undefined;
-  /**
-   * Threads of split views not yet ended: they share the database, so they are stopped before
-   * it is closed or replaced (as a view's iterator ends with its database).
-   */
-  private readonly splits = new Set<ScanThreads>();
 
   private constructor(
     private readonly dir: string,
     private generation: number,
     private db: ClassicLevel<string, Buffer>,
     private readonly window: ChangeLogWindow,
-    private readonly scanOptions: ScanOptions,
   ) {}
 
   /**
    * Opens the state machine under `dir`, discarding any half-built generation a crash left behind.
-   * `changeLog` bounds the retained window of applied changes; `scan` says when views are split over threads.
+   * `changeLog` bounds the retained window of applied changes.
    */
-  static async open(dir: string, changeLog: ChangeLogLimits = DEFAULT_CHANGE_LOG_LIMITS, scan: ScanOptions = DEFAULT_SCAN_OPTIONS): Promise<StateMachine> {
+  static async open(dir: string, changeLog: ChangeLogLimits = DEFAULT_CHANGE_LOG_LIMITS): Promise<StateMachine> {
     let generation = 1;
     const pointer = await readFile(join(dir, CURRENT), 'utf8').catch(() => undefined);
     if (pointer !== undefined) generation = Number.parseInt(pointer, 10);
-    const db = await openState(join(dir, generationName(generation)), sharedWithThreads(scan));
+    const db = await openState(join(dir, generationName(generation)));
     if (pointer === undefined) await writePointer(dir, generation);
     for (const name of await readdir(dir)) {
       if (name.startsWith('gen-') && name !== generationName(generation)) await rm(join(dir, name), { recursive: true, force: true });
     }
     const window = await ChangeLogWindow.load(changeLog, db.iterator(ChangeLogWindow.range()));
-    const sm = new StateMachine(dir, generation, db, window, scan);
+    const sm = new StateMachine(dir, generation, db, window);
     await sm.loadMeta();
     window.initDropped(readDropped(db.getSync(DROPPED_KEY) ?? undefined), sm.applied);
     return sm;
@@ -500,46 +443,6 @@ export class StateMachine {
   }
 
   /**
-   * For a state large enough, cuts the keys a view holds into ranges and starts threads that
-   * will read them (each opening the database), so that `splitView` only has to have them take
-   * their snapshots. Undefined when a view of this state is better read by `view()`. Callable at
-   * any time: the cuts only balance the threads, and the point in the log is chosen later.
-   */
-  async prepareSplitView(): Promise<PreparedSplitView | undefined> {
-    const options = this.scanOptions;
-    if (!sharedWithThreads(options)) return undefined;
-    const { db, generation } = this;
-    if (await approximateBytes(db, DATA) < options.minBytes) return undefined;
-    // The threads start (tens of milliseconds of CPU each) while the ranges are planned.
-    const started = ScanThreads.start(db.location, options.threads, options);
-    const cuts = await planCuts(db, DATA, options.rangeBytes, options.maxRanges).catch(async (err: unknown) => {
-      await started.then((threads) => threads.close(), () => undefined);
-      throw err;
-    });
-    const threads = await started;
-    this.splits.add(threads);
-    void threads.closed.then(() => this.splits.delete(threads));
-    const ranges: KeyRange[] = [DATA, ...cuts].map((gte, i) => (i < cuts.length ? { gte, lt: cuts[i] } : { gte }));
-    return { generation, threads, ranges };
-  }
-
-  /**
-   * Captures the state at the current applied index over prepared threads: the same records as
-   * `view()`, framed by the threads. Must be called between applies (the drive loop does), and
-   * no apply may start until the promise settles: each thread's LevelDB snapshot is taken then.
-   * Undefined (the threads ended) when the database was replaced since they were prepared.
-   */
-  splitView(prepared: PreparedSplitView): Promise<FramedStateView> | undefined {
-    if (prepared.generation !== this.generation) {
-      void prepared.threads.close();
-      return undefined;
-    }
-    const header = { index: this.appliedIndex, term: this.appliedTermValue, addresses: Object.fromEntries(this.addressMap) };
-    const { threads } = prepared;
-    return threads.capture(prepared.ranges).then(() => ({ header, chunks: threads.chunks(), close: () => threads.close() }));
-  }
-
-  /**
    * The data as of one applied index, callable at any time (an index built from the data, such
    * as replication's Merkle tree, rebuilds from it while applies go on): the applied index and
    * the records come from one LevelDB snapshot, and the index is written in the same batch as the
@@ -591,7 +494,7 @@ export class StateMachine {
     const generation = this.generation + 1;
     const dir = join(this.dir, generationName(generation));
     await rm(dir, { recursive: true, force: true });
-    const db = await openState(dir, sharedWithThreads(this.scanOptions));
+    const db = await openState(dir);
     try {
       for await (const batch of records) {
         await db.batch<Buffer, Buffer>(batch.map(([key, value]) => ({ type: 'put' as const, key, value })), { keyEncoding: 'buffer' });
@@ -612,7 +515,6 @@ export class StateMachine {
       throw err;
     }
     await this.flushing;
-    await this.endSplits();
     const old = this.db;
     const oldDir = join(this.dir, generationName(this.generation));
     const newAddresses = new Map(addresses);
@@ -635,12 +537,7 @@ export class StateMachine {
 
   async close(): Promise<void> {
     await this.flushing;
-    await this.endSplits();
     await this.db.close();
-  }
-
-  private async endSplits(): Promise<void> {
-    await Promise.all([...this.splits].map((threads) => threads.close()));
   }
 
   private async loadMeta(): Promise<void> {
