@@ -1,23 +1,8 @@
-import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { BIN, run } from './test-support/cli-runner';
+import { run } from './test-support/cli-runner';
 import { useDevServer } from './test-support/dev-server-fixture';
-
-/** The command on a pseudo-terminal made by script(1) (Debian's bsdutils, always there): what the screen shows. */
-function onTerminal(args: string[], env: Record<string, string>): Promise<{ code: number | null; screen: string }> {
-  const command = [process.execPath, BIN, ...args].map((a) => `'${a}'`).join(' ');
-  const proc = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-  let screen = '';
-  proc.stdout.on('data', (d: Buffer) => { screen += d.toString(); });
-  proc.stderr.on('data', (d: Buffer) => { screen += d.toString(); });
-  proc.stdin.on('error', () => {});
-  const killer = setTimeout(() => proc.kill('SIGKILL'), 60_000);
-  return new Promise((ok) => proc.once('close', (code) => {
-    clearTimeout(killer);
-    ok({ code, screen });
-  }));
-}
+import { onTerminal } from './test-support/terminal';
 
 /** Snapshot progress and replication status through the built command against a dev server. */
 describe('the operations commands through the built command', () => {

@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BIN, run } from './test-support/cli-runner';
+import { run } from './test-support/cli-runner';
 import { useDevServer } from './test-support/dev-server-fixture';
+import { startOnTerminal } from './test-support/terminal';
 
 /**
  * Loaded with `node -r`: fails the command if it loads the server's code (the API, core, the
@@ -55,28 +55,18 @@ describe('operator unseal on a terminal, and client commands without the server'
     expect((await run(['operator', 'seal'], { env: server.env })).out).toBe('Success! Strongroom is sealed.\n');
     expect((await run(['status'], { env: server.env })).code).toBe(2);
     // script(1) runs the command on a pseudo-terminal and relays our pipe to it as the keyboard.
-    const command = `'${process.execPath}' '${BIN}' operator unseal`;
-    const proc = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], { env: { ...process.env, ...server.env }, stdio: ['pipe', 'pipe', 'pipe'] });
-    let screen = '';
-    proc.stdout.on('data', (d: Buffer) => { screen += d.toString(); });
-    proc.stderr.on('data', (d: Buffer) => { screen += d.toString(); });
-    const exited = new Promise<number | null>((ok) => proc.once('close', (code) => ok(code)));
-    const killer = setTimeout(() => proc.kill('SIGKILL'), 60_000);
-    try {
-      const deadline = Date.now() + 30_000;
-      while (!screen.includes('Unseal Key (will be hidden): ') && Date.now() < deadline && proc.exitCode === null) await new Promise((r) => setTimeout(r, 50));
-      expect(screen).toContain('Unseal Key (will be hidden): ');
-      proc.stdin.write(`${server.dev.unsealKey}\r`);
-      const deadline2 = Date.now() + 30_000;
-      while (!/Sealed\s+false/.test(screen) && Date.now() < deadline2 && proc.exitCode === null) await new Promise((r) => setTimeout(r, 50));
-      proc.stdin.end();
-      expect(await exited).toBe(0);
-    } finally {
-      clearTimeout(killer);
-    }
-    expect(screen).toMatch(/Sealed\s+false/);
+    const { proc, screen, exited } = startOnTerminal(['operator', 'unseal'], server.env);
+    const deadline = Date.now() + 30_000;
+    while (!screen().includes('Unseal Key (will be hidden): ') && Date.now() < deadline && proc.exitCode === null) await new Promise((r) => setTimeout(r, 50));
+    expect(screen()).toContain('Unseal Key (will be hidden): ');
+    proc.stdin.write(`${server.dev.unsealKey}\r`);
+    const deadline2 = Date.now() + 30_000;
+    while (!/Sealed\s+false/.test(screen()) && Date.now() < deadline2 && proc.exitCode === null) await new Promise((r) => setTimeout(r, 50));
+    proc.stdin.end();
+    expect(await exited).toBe(0);
+    expect(screen()).toMatch(/Sealed\s+false/);
     // What was typed never reached the screen.
-    expect(screen).not.toContain(server.dev.unsealKey);
+    expect(screen()).not.toContain(server.dev.unsealKey);
     expect((await run(['status'], { env: server.env })).code).toBe(0);
   }, 120_000);
 
