@@ -1,7 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Cloud2KeyVaultEmulator, Cloud3SecretManagerEmulator, RepohostEmulator } from '@strongroom/emulators';
+import { startCloudEmulators, type CloudEmulators } from './test-support/cloud-emulators';
 import { call, initAndUnseal, startTestServer, type TestServer } from './test-support/servers';
 import { eventually, operatorSettings } from './test-support/sync-support';
 
@@ -12,37 +9,19 @@ import { eventually, operatorSettings } from './test-support/sync-support';
 describe('secret sync to cloud2-kv, cloud3-sm and repohost over HTTP', () => {
   let t: TestServer;
   let root: string;
-  let kv: Cloud2KeyVaultEmulator;
-  let sm: Cloud3SecretManagerEmulator;
-  let repohost: RepohostEmulator;
+  let clouds: CloudEmulators;
   let accessor: string;
-  const dir = mkdtempSync(join(tmpdir(), 'strongroom-sync-ca-'));
   const settings = operatorSettings();
-  const env = settings.set;
 
   beforeAll(async () => {
-    kv = await Cloud2KeyVaultEmulator.start();
-    // Every call must carry a valid credential, so a wrong key is seen to fail.
-    sm = await Cloud3SecretManagerEmulator.start({ requireAuth: true });
-    repohost = await RepohostEmulator.start();
-    writeFileSync(join(dir, 'ca.pem'), kv.caCertificatePem as string);
-    // Operator settings, read when the server starts.
-    env('STRONGROOM_CLOUD2_KV_ORIGINS', kv.url);
-    env('AZURE_AUTHORITY_HOST', kv.url);
-    env('STRONGROOM_SYNC_CA_FILE', join(dir, 'ca.pem'));
-    env('STRONGROOM_CLOUD3_SM_ENDPOINT', sm.endpoint);
-    env('METADATA_SERVER_DETECTION', 'none');
-    env('STRONGROOM_REPOHOST_API_URL', repohost.url);
+    clouds = await startCloudEmulators(settings.set);
     t = await startTestServer();
     root = await initAndUnseal(t);
     accessor = (await send('GET', 'sys/mounts/secret')).json.data.accessor as string;
   }, 60_000);
   afterAll(async () => {
     await t?.stop();
-    await kv?.close();
-    await sm?.close();
-    await repohost?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await clouds?.close();
     settings.restore();
   });
 
@@ -50,12 +29,12 @@ describe('secret sync to cloud2-kv, cloud3-sm and repohost over HTTP', () => {
   const statusOf = async (dest: string, key: string) => (await send('GET', `sys/sync/destinations/${dest}/associations`)).json.data.associated_secrets[key];
 
   it('syncs to cloud2-kv: versions per write, a delete purges so the name comes back, remove', async () => {
-    const app = kv.addClient();
+    const app = clouds.kv.addClient();
     expect((await send('POST', 'sys/sync/destinations/cloud2-kv/az', {
-      key_vault_uri: kv.url, tenant_id: kv.tenantId, client_id: app.clientId, client_secret: app.clientSecret, custom_tags: { team: 'web' },
+      key_vault_uri: clouds.kv.url, tenant_id: clouds.kv.tenantId, client_id: app.clientId, client_secret: app.clientSecret, custom_tags: { team: 'web' },
     })).status).toBe(200);
     const name = `vault-${accessor.replace(/_/g, '-')}-app-db`;
-    const atKv = () => kv.secrets().find((s) => s.name === name);
+    const atKv = () => clouds.kv.secrets().find((s) => s.name === name);
     const latest = () => atKv()?.versions.at(-1)?.value;
 
     await send('POST', 'secret/data/app/db', { data: { password: 'one' } });
@@ -81,9 +60,9 @@ describe('secret sync to cloud2-kv, cloud3-sm and repohost over HTTP', () => {
   });
 
   it('shows a cloud2-kv credential the directory refuses as a client-side error, the secret masked', async () => {
-    const app = kv.addClient();
+    const app = clouds.kv.addClient();
     const wrong = `${app.clientSecret}-wrong`;
-    await send('POST', 'sys/sync/destinations/cloud2-kv/bad', { key_vault_uri: kv.url, tenant_id: kv.tenantId, client_id: app.clientId, client_secret: wrong });
+    await send('POST', 'sys/sync/destinations/cloud2-kv/bad', { key_vault_uri: clouds.kv.url, tenant_id: clouds.kv.tenantId, client_id: app.clientId, client_secret: wrong });
     await send('POST', 'secret/data/bad', { data: { a: 'b' } });
     await send('POST', 'sys/sync/destinations/cloud2-kv/bad/associations/set', { mount: 'secret', secret_name: 'bad' });
     const failed = await eventually('the failure', () => statusOf('cloud2-kv/bad', `${accessor}/bad`), (a) => a?.sync_status.endsWith('_ERROR'));
@@ -98,30 +77,30 @@ describe('secret sync to cloud2-kv, cloud3-sm and repohost over HTTP', () => {
   });
 
   it('purges a cloud2-kv destination: refused deletes leave it with purge_error, granted ones finish it', async () => {
-    const app = kv.addClient({ permissions: ['get', 'list', 'set'] });
-    await send('POST', 'sys/sync/destinations/cloud2-kv/purged', { key_vault_uri: kv.url, tenant_id: kv.tenantId, client_id: app.clientId, client_secret: app.clientSecret });
+    const app = clouds.kv.addClient({ permissions: ['get', 'list', 'set'] });
+    await send('POST', 'sys/sync/destinations/cloud2-kv/purged', { key_vault_uri: clouds.kv.url, tenant_id: clouds.kv.tenantId, client_id: app.clientId, client_secret: app.clientSecret });
     const name = `vault-${accessor.replace(/_/g, '-')}-purged`;
     await send('POST', 'secret/data/purged', { data: { a: 'b' } });
     await send('POST', 'sys/sync/destinations/cloud2-kv/purged/associations/set', { mount: 'secret', secret_name: 'purged' });
-    await eventually('the sync', () => kv.secrets().find((s) => s.name === name), (s) => s !== undefined);
+    await eventually('the sync', () => clouds.kv.secrets().find((s) => s.name === name), (s) => s !== undefined);
 
     expect((await send('DELETE', 'sys/sync/destinations/cloud2-kv/purged?purge=true')).status).toBe(204);
     const held = await eventually('the purge error', () => send('GET', 'sys/sync/destinations/cloud2-kv/purged'), (r) => r.json.data?.purge_error !== '');
     expect(Date.parse(held.json.data.purge_initiated_at)).toBeGreaterThan(0);
     expect(held.json.data.purge_error).toMatch(/^unsyncing purged failed: cloud2-kv: Forbidden/);
     expect((await send('GET', 'sys/sync/destinations/cloud2-kv/purged/associations')).json.data.associated_secrets).toEqual({});
-    expect(kv.secrets().find((s) => s.name === name)).toBeDefined();
+    expect(clouds.kv.secrets().find((s) => s.name === name)).toBeDefined();
 
-    kv.addClient({ clientId: app.clientId, clientSecret: app.clientSecret });
+    clouds.kv.addClient({ clientId: app.clientId, clientSecret: app.clientSecret });
     await eventually('the destination gone', () => send('GET', 'sys/sync/destinations/cloud2-kv/purged'), (r) => r.status === 404);
-    expect(kv.secrets().find((s) => s.name === name)).toBeUndefined();
+    expect(clouds.kv.secrets().find((s) => s.name === name)).toBeUndefined();
   }, 60_000);
 
   it('syncs to cloud3-sm: one version per KV version, delete, destroy, remove; a foreign key is refused', async () => {
-    const account = sm.createServiceAccount('demo-project');
+    const account = clouds.sm.createServiceAccount('demo-project');
     expect((await send('POST', 'sys/sync/destinations/cloud3-sm/gcp', { credentials: JSON.stringify(account), custom_tags: { team: 'web' } })).status).toBe(200);
     const name = `projects/demo-project/secrets/vault_${accessor}_app_gcp`;
-    const atSm = () => sm.secrets().find((s) => s.name === name);
+    const atSm = () => clouds.sm.secrets().find((s) => s.name === name);
     const values = () => (atSm()?.versions ?? []).map((v) => v.value);
 
     await send('POST', 'secret/data/app/gcp', { data: { password: 'one' } });
@@ -141,7 +120,7 @@ describe('secret sync to cloud2-kv, cloud3-sm and repohost over HTTP', () => {
     await eventually('the unsync', atSm, (s) => s === undefined);
 
     // A key of another project reaches nothing here.
-    const other = sm.createServiceAccount('other-project');
+    const other = clouds.sm.createServiceAccount('other-project');
     await send('POST', 'sys/sync/destinations/cloud3-sm/gcp', { credentials: JSON.stringify({ ...other, project_id: 'demo-project' }) });
     await send('POST', 'sys/sync/destinations/cloud3-sm/gcp/associations/set', { mount: 'secret', secret_name: 'app/gcp' });
     const failed = await eventually('the refusal', () => statusOf('cloud3-sm/gcp', `${accessor}/app/gcp`), (a) => a?.sync_status === 'CLIENT_SIDE_ERROR');
@@ -150,29 +129,29 @@ describe('secret sync to cloud2-kv, cloud3-sm and repohost over HTTP', () => {
   });
 
   it('syncs each key to repohost sealed to the repository\'s key, and to an environment\'s', async () => {
-    repohost.createRepository('acme/web');
-    const token = repohost.addToken({ repositories: ['acme/web'] });
+    clouds.repohost.createRepository('acme/web');
+    const token = clouds.repohost.addToken({ repositories: ['acme/web'] });
     expect((await send('POST', 'sys/sync/destinations/repohost/gh', { access_token: token, repository_owner: 'acme', repository_name: 'web' })).status).toBe(200);
     await send('POST', 'secret/data/ci', { data: { api_key: 'k1', 'db-url': 'postgres://x' } });
     await send('POST', 'sys/sync/destinations/repohost/gh/associations/set', { mount: 'secret', secret_name: 'ci' });
-    await eventually('both keys, opened by the host', () => [repohost.secretValue('acme/web', 'API_KEY'), repohost.secretValue('acme/web', 'DB_URL')],
+    await eventually('both keys, opened by the host', () => [clouds.repohost.secretValue('acme/web', 'API_KEY'), clouds.repohost.secretValue('acme/web', 'DB_URL')],
       (v) => v[0] === 'k1' && v[1] === 'postgres://x');
 
     // A rotated key: the client reads the new one and seals again.
-    repohost.rotatePublicKey('acme/web');
+    clouds.repohost.rotatePublicKey('acme/web');
     await send('POST', 'secret/data/ci', { data: { api_key: 'k2' } });
-    await eventually('the update, the dropped key removed', () => [repohost.secretValue('acme/web', 'API_KEY'), repohost.secretValue('acme/web', 'DB_URL')],
+    await eventually('the update, the dropped key removed', () => [clouds.repohost.secretValue('acme/web', 'API_KEY'), clouds.repohost.secretValue('acme/web', 'DB_URL')],
       (v) => v[0] === 'k2' && v[1] === undefined);
     await send('POST', 'sys/sync/destinations/repohost/gh/associations/remove', { mount: 'secret', secret_name: 'ci' });
-    await eventually('the unsync', () => repohost.secretValue('acme/web', 'API_KEY'), (v) => v === undefined);
+    await eventually('the unsync', () => clouds.repohost.secretValue('acme/web', 'API_KEY'), (v) => v === undefined);
 
-    const made = await fetch(`${repohost.url}/repos/acme/web/environments/production`, { method: 'PUT', headers: { authorization: `token ${token}`, 'user-agent': 'test' } });
+    const made = await fetch(`${clouds.repohost.url}/repos/acme/web/environments/production`, { method: 'PUT', headers: { authorization: `token ${token}`, 'user-agent': 'test' } });
     expect(made.status).toBe(200);
     expect((await send('POST', 'sys/sync/destinations/repohost/gh-prod', {
       access_token: token, repository_owner: 'acme', repository_name: 'web', environment_name: 'production',
     })).status).toBe(200);
     await send('POST', 'sys/sync/destinations/repohost/gh-prod/associations/set', { mount: 'secret', secret_name: 'ci' });
-    await eventually('the environment\'s secret', () => repohost.secretValue('acme/web', 'API_KEY', 'production'), (v) => v === 'k2');
-    expect(repohost.secretValue('acme/web', 'API_KEY')).toBeUndefined();
+    await eventually('the environment\'s secret', () => clouds.repohost.secretValue('acme/web', 'API_KEY', 'production'), (v) => v === 'k2');
+    expect(clouds.repohost.secretValue('acme/web', 'API_KEY')).toBeUndefined();
   });
 });

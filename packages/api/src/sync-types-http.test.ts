@@ -1,10 +1,6 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import {
-  Cloud1Emulator, Cloud2KeyVaultEmulator, Cloud3SecretManagerEmulator, DeployhostProjectEmulator, RepohostEmulator,
-} from '@strongroom/emulators';
+import { Cloud1Emulator, DeployhostProjectEmulator } from '@strongroom/emulators';
 import { defaultClients, syncSettingsFromEnv, type Destination, type DestinationType, type Granularity } from '@strongroom/sync';
+import { startCloudEmulators, type CloudEmulators } from './test-support/cloud-emulators';
 import { call, initAndUnseal, startTestServer, type TestServer } from './test-support/servers';
 import { eventually, operatorSettings } from './test-support/sync-support';
 
@@ -34,30 +30,18 @@ describe('secret sync per destination type over HTTP', () => {
   let root: string;
   let accessor: string;
   let cloud1: Cloud1Emulator;
-  let kv: Cloud2KeyVaultEmulator;
-  let sm: Cloud3SecretManagerEmulator;
-  let repohost: RepohostEmulator;
+  let clouds: CloudEmulators;
   let deployhost: DeployhostProjectEmulator;
-  const dir = mkdtempSync(join(tmpdir(), 'strongroom-sync-types-'));
   const settings = operatorSettings();
   const env = settings.set;
 
   beforeAll(async () => {
     cloud1 = new Cloud1Emulator();
     const { api } = await cloud1.start({ listen: '127.0.0.1:0' });
-    kv = await Cloud2KeyVaultEmulator.start();
-    sm = await Cloud3SecretManagerEmulator.start({ requireAuth: true });
-    repohost = await RepohostEmulator.start();
+    clouds = await startCloudEmulators(env);
     deployhost = await DeployhostProjectEmulator.start();
-    writeFileSync(join(dir, 'ca.pem'), kv.caCertificatePem as string);
     // Operator settings, read when the server starts.
     env('AWS_ENDPOINT_URL_SECRETS_MANAGER', api);
-    env('STRONGROOM_CLOUD2_KV_ORIGINS', kv.url);
-    env('AZURE_AUTHORITY_HOST', kv.url);
-    env('STRONGROOM_SYNC_CA_FILE', join(dir, 'ca.pem'));
-    env('STRONGROOM_CLOUD3_SM_ENDPOINT', sm.endpoint);
-    env('METADATA_SERVER_DETECTION', 'none');
-    env('STRONGROOM_REPOHOST_API_URL', repohost.url);
     env('STRONGROOM_DEPLOYHOST_API_URL', deployhost.url);
     t = await startTestServer();
     root = await initAndUnseal(t);
@@ -66,11 +50,8 @@ describe('secret sync per destination type over HTTP', () => {
   afterAll(async () => {
     await t?.stop();
     await cloud1?.stop();
-    await kv?.close();
-    await sm?.close();
-    await repohost?.close();
+    await clouds?.close();
     await deployhost?.close();
-    rmSync(dir, { recursive: true, force: true });
     settings.restore();
   });
 
@@ -91,27 +72,27 @@ describe('secret sync per destination type over HTTP', () => {
     {
       type: 'cloud2-kv', sep: '-', plain: ['key_vault_uri', 'client_id', 'tenant_id', 'cloud'],
       connection() {
-        const app = kv.addClient();
-        return { key_vault_uri: kv.url, tenant_id: kv.tenantId, client_id: app.clientId, client_secret: app.clientSecret };
+        const app = clouds.kv.addClient();
+        return { key_vault_uri: clouds.kv.url, tenant_id: clouds.kv.tenantId, client_id: app.clientId, client_secret: app.clientSecret };
       },
-      external: () => Object.fromEntries(kv.secrets().filter((s) => !s.deleted).map((s) => [s.name, s.versions.at(-1)?.value ?? ''])),
-      versions: (name) => kv.secrets().find((s) => s.name === name)?.versions.length ?? 0,
+      external: () => Object.fromEntries(clouds.kv.secrets().filter((s) => !s.deleted).map((s) => [s.name, s.versions.at(-1)?.value ?? ''])),
+      versions: (name) => clouds.kv.secrets().find((s) => s.name === name)?.versions.length ?? 0,
     },
     {
       type: 'cloud3-sm', sep: '_', plain: [],
-      connection: () => ({ credentials: JSON.stringify(sm.createServiceAccount('matrix-project')) }),
-      external: () => Object.fromEntries(sm.secrets().map((s) => [
+      connection: () => ({ credentials: JSON.stringify(clouds.sm.createServiceAccount('matrix-project')) }),
+      external: () => Object.fromEntries(clouds.sm.secrets().map((s) => [
         s.name.replace(/^projects\/matrix-project\/secrets\//, ''), s.versions.filter((v) => v.state === 'ENABLED').at(-1)?.value ?? '',
       ])),
-      versions: (name) => sm.secrets().find((s) => s.name.endsWith(`/secrets/${name}`))?.versions.filter((v) => v.state !== 'DESTROYED').length ?? 0,
+      versions: (name) => clouds.sm.secrets().find((s) => s.name.endsWith(`/secrets/${name}`))?.versions.filter((v) => v.state !== 'DESTROYED').length ?? 0,
     },
     {
       type: 'repohost', sep: '_', plain: ['repository_owner', 'repository_name', 'environment_name'],
       connection() {
-        if (!repohost.repositories().some((r) => r.full_name === 'acme/matrix')) repohost.createRepository('acme/matrix');
-        return { access_token: repohost.addToken({ repositories: ['acme/matrix'] }), repository_owner: 'acme', repository_name: 'matrix' };
+        if (!clouds.repohost.repositories().some((r) => r.full_name === 'acme/matrix')) clouds.repohost.createRepository('acme/matrix');
+        return { access_token: clouds.repohost.addToken({ repositories: ['acme/matrix'] }), repository_owner: 'acme', repository_name: 'matrix' };
       },
-      external: () => Object.fromEntries((repohost.repositories().find((r) => r.full_name === 'acme/matrix')?.secrets ?? []).map((s) => [s.name, s.value])),
+      external: () => Object.fromEntries((clouds.repohost.repositories().find((r) => r.full_name === 'acme/matrix')?.secrets ?? []).map((s) => [s.name, s.value])),
     },
     {
       type: 'deployhost-project', sep: '_', plain: ['project_id', 'team_id', 'deployment_environments'],

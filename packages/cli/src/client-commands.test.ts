@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { BIN, run, startDevServer, type DevServer, type RunOptions } from './test-support/cli-runner';
+import { BIN, run, type RunOptions } from './test-support/cli-runner';
+import { useDevServer } from './test-support/dev-server-fixture';
 
 /** The shell lines of the README's first block of `strongroom` client examples. */
 function readmeClientExamples(): string[] {
@@ -22,24 +22,13 @@ function sh(line: string, cwd: string, env: Record<string, string>): Promise<{ c
 
 /** The client commands against a real dev server, through the built binary. */
 describe('the strongroom client commands', () => {
-  let dev: DevServer;
-  let dir: string;
-  let env: Record<string, string>;
-  const cli = (args: string[], options: RunOptions = {}) => run(args, { ...options, env: { ...env, ...options.env } });
+  const server = useDevServer();
+  const cli = (args: string[], options: RunOptions = {}) => run(args, { ...options, env: { ...server.env, ...options.env } });
 
-  beforeAll(async () => {
-    dev = await startDevServer();
-    env = { VAULT_ADDR: dev.address, VAULT_TOKEN: dev.rootToken };
-    dir = mkdtempSync(join(tmpdir(), 'strongroom-cli-'));
-  }, 90_000);
-  afterAll(async () => {
-    await dev?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
 
   it('kv put takes key=value, key=@file, key=- and a JSON object, and kv get prints it as a table, JSON, YAML or one field', async () => {
-    writeFileSync(join(dir, 'pw.txt'), 'from-a-file');
-    const put = await cli(['kv', 'put', 'secret/app/db', 'user=app', `password=@${join(dir, 'pw.txt')}`, 'note=-', '{"port": 5432}'], { input: 'from-stdin' });
+    writeFileSync(join(server.dir, 'pw.txt'), 'from-a-file');
+    const put = await cli(['kv', 'put', 'secret/app/db', 'user=app', `password=@${join(server.dir, 'pw.txt')}`, 'note=-', '{"port": 5432}'], { input: 'from-stdin' });
     expect(put).toMatchObject({ code: 0, err: '' });
     expect(put.out).toContain('== Secret Path ==\nsecret/data/app/db');
     expect(put.out).toMatch(/^version\s+1$/m);
@@ -116,8 +105,8 @@ describe('the strongroom client commands', () => {
     expect((await cli(['write', 'secret/data/app/api', '{"data": {"key": "k2"}}'])).code).toBe(0);
 
     await cli(['secrets', 'enable', '-path=plain', 'kv']);
-    writeFileSync(join(dir, 'cert.pem'), 'PEM TEXT\n');
-    expect((await cli(['write', 'plain/x', 'a=1', `cert=@${join(dir, 'cert.pem')}`, 'b=-'], { input: 'stdin text' })).out).toBe('Success! Data written to: plain/x\n');
+    writeFileSync(join(server.dir, 'cert.pem'), 'PEM TEXT\n');
+    expect((await cli(['write', 'plain/x', 'a=1', `cert=@${join(server.dir, 'cert.pem')}`, 'b=-'], { input: 'stdin text' })).out).toBe('Success! Data written to: plain/x\n');
     expect(JSON.parse((await cli(['read', '-format=json', 'plain/x'])).out).data).toEqual({ a: '1', cert: 'PEM TEXT\n', b: 'stdin text' });
     expect((await cli(['list', 'plain'])).out).toBe('Keys\n----\nx\n');
     expect((await cli(['delete', 'plain/x'])).out).toBe('Success! Data deleted (if it existed) at: plain/x\n');
@@ -136,7 +125,7 @@ describe('the strongroom client commands', () => {
     expect(badJson.err).not.toContain('s3cret');
     const bad = await cli(['write', 'secret/data/app/api', 'data=not-an-object']);
     expect(bad.code).toBe(2);
-    expect(bad.err).toContain(`URL: PUT ${dev.address}/v1/secret/data/app/api`);
+    expect(bad.err).toContain(`URL: PUT ${server.dev.address}/v1/secret/data/app/api`);
     expect(bad.err).toContain('Code: 400');
   });
 
@@ -161,7 +150,7 @@ describe('the strongroom client commands', () => {
   });
 
   it('policy write from a file or stdin, read, list and delete', async () => {
-    const file = join(dir, 'app.hcl');
+    const file = join(server.dir, 'app.hcl');
     writeFileSync(file, 'path "secret/data/app/*" {\n  capabilities = ["read"]\n}\n');
     expect((await cli(['policy', 'write', 'app', file])).out).toBe('Success! Uploaded policy: app\n');
     expect((await cli(['policy', 'write', 'other', '-'], { input: 'path "x/*" { capabilities = ["list"] }' })).out).toBe('Success! Uploaded policy: other\n');
@@ -233,10 +222,10 @@ describe('the strongroom client commands', () => {
   it('runs the README\'s client examples as written', async () => {
     const lines = readmeClientExamples();
     expect(lines.length).toBeGreaterThan(8);
-    writeFileSync(join(dir, 'password.txt'), 'from-readme');
-    writeFileSync(join(dir, 'app-read.hcl'), 'path "secret/data/app/*" { capabilities = ["read"] }\n');
+    writeFileSync(join(server.dir, 'password.txt'), 'from-readme');
+    writeFileSync(join(server.dir, 'app-read.hcl'), 'path "secret/data/app/*" { capabilities = ["read"] }\n');
     for (const line of lines) {
-      const r = await sh(line, dir, env);
+      const r = await sh(line, server.dir, server.env);
       expect({ line, code: r.code }).toEqual({ line, code: 0 });
     }
   }, 120_000);
@@ -246,7 +235,7 @@ describe('the strongroom client commands', () => {
     expect(peers.out).toMatch(/^Node\s+Address\s+State\s+Voter$/m);
     expect(peers.out).toMatch(/\sleader\s+true$/m);
     expect((await cli(['operator', 'raft', 'autopilot', 'state'])).out).toMatch(/^Healthy:\s+true$/m);
-    const file = join(dir, 'dev.snap');
+    const file = join(server.dir, 'dev.snap');
     const saved = await cli(['operator', 'raft', 'snapshot', 'save', file]);
     expect(saved).toMatchObject({ code: 0, err: '', out: `Snapshot saved to ${file} (${statSync(file).size} bytes)\n` });
     await cli(['kv', 'put', 'secret/after-snapshot', 'a=b']);

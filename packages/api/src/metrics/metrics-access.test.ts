@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { silentLogger } from '@strongroom/core';
 import type { ListenerConfig } from '../config';
 import { startServer, type RunningServer } from '../server';
-import { call, initAndUnseal, startTestServer, type TestServer } from '../test-support/servers';
+import { call } from '../test-support/servers';
 import { parseExposition, valueOf } from './test-support/exposition';
+import { useUnsealedServer } from './test-support/unsealed-server';
 
 const listener = (extra: Partial<ListenerConfig> = {}): ListenerConfig => ({
   type: 'tcp', address: '127.0.0.1:0', host: '127.0.0.1', port: 0, tlsDisable: true, maxRequestSize: 32 * 1024 * 1024,
@@ -20,29 +21,20 @@ async function metrics(url: string, headers: Record<string, string> = {}, query 
 
 /** Who may read `sys/metrics`: a token allowed to read it, or anyone on a listener opened to scrapers. */
 describe('metrics access', () => {
-  let t: TestServer;
-  let root: string;
-
-  beforeAll(async () => {
-    t = await startTestServer();
-    root = await initAndUnseal(t);
-  }, 60_000);
-  afterAll(async () => {
-    await t?.stop();
-  });
+  const t = useUnsealedServer();
 
   it('refuses a caller without a token, or whose policies do not allow reading sys/metrics', async () => {
     const none = await metrics(t.url);
     expect(none.status).toBe(403);
     expect(JSON.parse(none.text)).toEqual({ errors: ['permission denied'] });
-    const plain = (await call(t.url, 'POST', 'auth/token/create', { token: root, body: { policies: ['default'] } })).json.auth.client_token as string;
+    const plain = (await call(t.url, 'POST', 'auth/token/create', { token: t.root, body: { policies: ['default'] } })).json.auth.client_token as string;
     expect((await metrics(t.url, { 'x-vault-token': plain })).status).toBe(403);
     expect((await metrics(t.url, { 'x-vault-token': plain }, '')).status).toBe(403);
   });
 
   it('serves a token whose policy grants read on sys/metrics, in both formats', async () => {
-    expect((await call(t.url, 'POST', 'sys/policies/acl/scraper', { token: root, body: { policy: 'path "sys/metrics" { capabilities = ["read"] }' } })).status).toBe(204);
-    const scraper = (await call(t.url, 'POST', 'auth/token/create', { token: root, body: { policies: ['scraper'] } })).json.auth.client_token as string;
+    expect((await call(t.url, 'POST', 'sys/policies/acl/scraper', { token: t.root, body: { policy: 'path "sys/metrics" { capabilities = ["read"] }' } })).status).toBe(204);
+    const scraper = (await call(t.url, 'POST', 'auth/token/create', { token: t.root, body: { policies: ['scraper'] } })).json.auth.client_token as string;
     const text = await metrics(t.url, { 'x-vault-token': scraper });
     expect(text.status).toBe(200);
     expect(valueOf(parseExposition(text.text).samples, 'vault_core_unsealed')).toBe(1);
@@ -52,11 +44,11 @@ describe('metrics access', () => {
   });
 
   it('answers in the root namespace only', async () => {
-    expect((await call(t.url, 'POST', 'sys/namespaces/team', { token: root, body: {} })).status).toBeLessThan(300);
-    const inTeam = await metrics(t.url, { 'x-vault-token': root, 'x-vault-namespace': 'team' });
+    expect((await call(t.url, 'POST', 'sys/namespaces/team', { token: t.root, body: {} })).status).toBeLessThan(300);
+    const inTeam = await metrics(t.url, { 'x-vault-token': t.root, 'x-vault-namespace': 'team' });
     expect(inTeam.status).toBe(400);
     expect(JSON.parse(inTeam.text).errors[0]).toMatch(/root namespace/);
-    expect((await fetch(`${t.url}/v1/team/sys/metrics`, { headers: { 'x-vault-token': root } })).status).toBe(400);
+    expect((await fetch(`${t.url}/v1/team/sys/metrics`, { headers: { 'x-vault-token': t.root } })).status).toBe(400);
   });
 });
 

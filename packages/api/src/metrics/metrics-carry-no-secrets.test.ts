@@ -1,26 +1,18 @@
-import { call, initAndUnseal, startTestServer, type TestServer } from '../test-support/servers';
+import { call } from '../test-support/servers';
+import { useUnsealedServer } from './test-support/unsealed-server';
 
 /**
  * Nothing a client sends or receives that is secret reaches a label or a value of the metrics:
  * not the path of a secret, not its value, not a token, not an accessor.
  */
 describe('metrics carry no secrets', () => {
-  let t: TestServer;
-  let root: string;
-
-  beforeAll(async () => {
-    t = await startTestServer();
-    root = await initAndUnseal(t);
-  }, 60_000);
-  afterAll(async () => {
-    await t?.stop();
-  });
+  const t = useUnsealedServer();
 
   it('after secrets, tokens, logins and refusals, the whole output names none of them', async () => {
     const secretPath = 'zq-distinctive-path-7731';
     const secretValue = 'zq-distinctive-value-4408';
     const bogusToken = 'hvs.zq-distinctive-bogus-token-5512';
-    const send = (method: string, path: string, body?: unknown, token = root) => call(t.url, method, path, { token, ...(body !== undefined ? { body } : {}) });
+    const send = (method: string, path: string, body?: unknown, token = t.root) => call(t.url, method, path, { token, ...(body !== undefined ? { body } : {}) });
 
     expect((await send('POST', `secret/data/${secretPath}`, { data: { password: secretValue } })).status).toBe(200);
     expect((await send('GET', `secret/data/${secretPath}`)).json.data.data.password).toBe(secretValue);
@@ -29,7 +21,7 @@ describe('metrics carry no secrets', () => {
     expect((await send('GET', `secret/data/${secretPath}`, undefined, bogusToken)).status).toBe(403);
     expect((await send('GET', `no-such-mount/${secretPath}`)).status).toBe(404);
 
-    const tokens: string[] = [root];
+    const tokens: string[] = [t.root];
     const accessors: string[] = [];
     for (let i = 0; i < 3; i++) {
       const created = await send('POST', 'auth/token/create', { policies: ['default'], meta: { owner: secretPath } });
@@ -41,12 +33,12 @@ describe('metrics carry no secrets', () => {
     expect((await send('GET', 'auth/token/lookup-self', undefined, first)).status).toBe(200);
     expect((await send('POST', 'auth/token/lookup-accessor', { accessor: accessors[1] })).status).toBe(200);
     expect((await send('POST', 'auth/token/revoke', { token: second })).status).toBe(204);
-    const wrapped = await call(t.url, 'GET', `secret/data/${secretPath}`, { token: root, headers: { 'x-vault-wrap-ttl': '5m' } });
+    const wrapped = await call(t.url, 'GET', `secret/data/${secretPath}`, { token: t.root, headers: { 'x-vault-wrap-ttl': '5m' } });
     tokens.push(wrapped.json.wrap_info.token);
     accessors.push(wrapped.json.wrap_info.accessor);
     expect(accessors.every((a) => typeof a === 'string' && a.length > 0)).toBe(true);
 
-    const text = await (await fetch(`${t.url}/v1/sys/metrics?format=prometheus`, { headers: { 'x-vault-token': root } })).text();
+    const text = await (await fetch(`${t.url}/v1/sys/metrics?format=prometheus`, { headers: { 'x-vault-token': t.root } })).text();
     const json = (await send('GET', 'sys/metrics')).text;
     // The traffic is in there: the output is not trivially free of everything.
     expect(text).toMatch(/vault_core_handle_request_count\{mount_type="kv",operation="read"\} [1-9]/);

@@ -7,22 +7,11 @@ import { storeEngine } from '../test-support/store-engine';
  */
 
 let r: Rig;
-let counter = 0;
 
 beforeAll(async () => {
   r = await rig({ engines: [storeEngine('kv')] });
   await r.ok('update', 'sys/mounts/secret', r.root, { type: 'kv', options: { version: '2' } });
 });
-
-async function tokenWith(policies: Record<string, string>): Promise<string> {
-  const names: string[] = [];
-  for (const [name, text] of Object.entries(policies)) {
-    const unique = `${name}-${++counter}`;
-    await r.policy(unique, text);
-    names.push(unique);
-  }
-  return (await r.token(r.root, { policies: names })).client_token;
-}
 
 async function seed(path: string, value: Body = { v: 1 }): Promise<void> {
   await r.ok('update', `secret/data/${path}`, r.root, { data: value });
@@ -72,29 +61,29 @@ describe('rule priority', () => {
   }
 
   it('a + segment rule outranks a * glob whose wildcard starts at the same place', async () => {
-    const token = await tokenWith({ p: 'path "secret/data/prio1/*" { capabilities = ["deny"] }\npath "secret/data/prio1/+/x" { capabilities = ["read"] }' });
+    const token = await r.tokenWithPolicies({ p: 'path "secret/data/prio1/*" { capabilities = ["deny"] }\npath "secret/data/prio1/+/x" { capabilities = ["read"] }' });
     expect(await readable(token, ['prio1/a/x', 'prio1/a/y', 'prio1/a/b/x'])).toEqual({ 'prio1/a/x': true, 'prio1/a/y': false, 'prio1/a/b/x': false });
   });
 
   it('the rule whose first wildcard comes later wins', async () => {
-    const token = await tokenWith({ p: 'path "secret/data/prio2/a*" { capabilities = ["read"] }\npath "secret/data/prio2/+/x" { capabilities = ["deny"] }' });
+    const token = await r.tokenWithPolicies({ p: 'path "secret/data/prio2/a*" { capabilities = ["read"] }\npath "secret/data/prio2/+/x" { capabilities = ["deny"] }' });
     expect(await readable(token, ['prio2/a/x', 'prio2/ab/x', 'prio2/b/x'])).toEqual({ 'prio2/a/x': true, 'prio2/ab/x': true, 'prio2/b/x': false });
-    const other = await tokenWith({ p: 'path "secret/data/prio2/+/+" { capabilities = ["deny"] }\npath "secret/data/prio2/team/+" { capabilities = ["read"] }' });
+    const other = await r.tokenWithPolicies({ p: 'path "secret/data/prio2/+/+" { capabilities = ["deny"] }\npath "secret/data/prio2/team/+" { capabilities = ["read"] }' });
     expect(await readable(other, ['prio2/team/x', 'prio2/other/x'])).toEqual({ 'prio2/team/x': true, 'prio2/other/x': false });
   });
 
   it('with the wildcard at the same place, fewer + segments win', async () => {
-    const token = await tokenWith({ p: 'path "secret/data/prio3/+/b/+" { capabilities = ["deny"] }\npath "secret/data/prio3/+/b/c" { capabilities = ["read"] }' });
+    const token = await r.tokenWithPolicies({ p: 'path "secret/data/prio3/+/b/+" { capabilities = ["deny"] }\npath "secret/data/prio3/+/b/c" { capabilities = ["read"] }' });
     expect(await readable(token, ['prio3/a/b/c', 'prio3/a/b/d'])).toEqual({ 'prio3/a/b/c': true, 'prio3/a/b/d': false });
   });
 
   it('a rule without a trailing * outranks the same rule with one', async () => {
-    const token = await tokenWith({ p: 'path "secret/data/prio4/+/x" { capabilities = ["deny"] }\npath "secret/data/prio4/+/x*" { capabilities = ["read"] }' });
+    const token = await r.tokenWithPolicies({ p: 'path "secret/data/prio4/+/x" { capabilities = ["deny"] }\npath "secret/data/prio4/+/x*" { capabilities = ["read"] }' });
     expect(await readable(token, ['prio4/a/x', 'prio4/a/xy', 'prio4/a/x/y'])).toEqual({ 'prio4/a/x': false, 'prio4/a/xy': true, 'prio4/a/x/y': true });
   });
 
   it('the longer glob wins, and an exact path beats every glob', async () => {
-    const token = await tokenWith({
+    const token = await r.tokenWithPolicies({
       p: `
         path "secret/data/prio5/*" { capabilities = ["read"] }
         path "secret/data/prio5/private/*" { capabilities = ["deny"] }
@@ -107,12 +96,12 @@ describe('rule priority', () => {
   });
 
   it('a + matches exactly one whole segment', async () => {
-    const token = await tokenWith({ p: 'path "secret/data/prio6/+" { capabilities = ["read"] }' });
+    const token = await r.tokenWithPolicies({ p: 'path "secret/data/prio6/+" { capabilities = ["read"] }' });
     expect(await readable(token, ['prio6/a', 'prio6/a/b', 'prio6'])).toEqual({ 'prio6/a': true, 'prio6/a/b': false, prio6: false });
   });
 
   it('a glob is a plain prefix, not a segment boundary', async () => {
-    const token = await tokenWith({ p: 'path "secret/data/prio7/app*" { capabilities = ["read"] }' });
+    const token = await r.tokenWithPolicies({ p: 'path "secret/data/prio7/app*" { capabilities = ["read"] }' });
     expect(await readable(token, ['prio7/app', 'prio7/apple', 'prio7/app/x', 'prio7/ap'])).toEqual({
       'prio7/app': true, 'prio7/apple': true, 'prio7/app/x': true, 'prio7/ap': false,
     });
@@ -122,7 +111,7 @@ describe('rule priority', () => {
 describe('deny across policies', () => {
   it('a deny in one policy beats a grant for the same path in another', async () => {
     await seed('denied/x');
-    const token = await tokenWith({
+    const token = await r.tokenWithPolicies({
       grants: 'path "secret/data/denied/*" { capabilities = ["create", "read", "update", "delete"] }',
       denies: 'path "secret/data/denied/*" { capabilities = ["deny"] }',
     });
@@ -134,7 +123,7 @@ describe('deny across policies', () => {
 
   it('the order of the policies does not matter', async () => {
     await seed('denied2/x');
-    const token = await tokenWith({
+    const token = await r.tokenWithPolicies({
       denies: 'path "secret/data/denied2/x" { capabilities = ["deny"] }',
       grants: 'path "secret/data/denied2/x" { capabilities = ["read", "sudo"] }',
     });
@@ -146,7 +135,7 @@ describe('deny across policies', () => {
   it('a deny on an exact path beats a glob grant in another policy', async () => {
     await seed('denied3/secret');
     await seed('denied3/public');
-    const token = await tokenWith({
+    const token = await r.tokenWithPolicies({
       grants: 'path "secret/data/denied3/*" { capabilities = ["read"] }',
       denies: 'path "secret/data/denied3/secret" { capabilities = ["deny"] }',
     });
@@ -156,14 +145,14 @@ describe('deny across policies', () => {
 
   it('a deny together with other capabilities in one stanza still denies', async () => {
     await seed('denied4/x');
-    const token = await tokenWith({ mixed: 'path "secret/data/denied4/*" { capabilities = ["read", "deny"] }' });
+    const token = await r.tokenWithPolicies({ mixed: 'path "secret/data/denied4/*" { capabilities = ["read", "deny"] }' });
     expect((await r.call('read', 'secret/data/denied4/x', token)).status).toBe(403);
   });
 });
 
 describe('sudo through the router', () => {
   it('sudo on a path without the operation\'s own capability grants nothing', async () => {
-    const token = await tokenWith({ p: 'path "sys/rotate" { capabilities = ["sudo"] }' });
+    const token = await r.tokenWithPolicies({ p: 'path "sys/rotate" { capabilities = ["sudo"] }' });
     expect((await r.call('update', 'sys/rotate', token)).status).toBe(403);
   });
 });

@@ -54,6 +54,11 @@ export interface Rig<S extends Storage = Storage> {
   policy(name: string, text: string): Promise<void>;
   /** Writes the policy `name` and returns the ID of a new child of the root token that holds it. */
   tokenWithPolicy(name: string, text: string): Promise<string>;
+  /**
+   * Writes each policy under its key with a number of its own appended, and returns the ID of a new
+   * child of the root token that holds them all; the numbers let many tests name their policies `p`.
+   */
+  tokenWithPolicies(policies: Record<string, string>): Promise<string>;
   /** Whether the token is accepted (lookup-self answers 200 rather than 403). */
   works(token: string, remoteAddress?: string): Promise<boolean>;
   /** Whether the token's entry is still in storage. */
@@ -137,6 +142,7 @@ export async function rig<S extends Storage = MemoryStorage>(options: RigOptions
   const policy: Rig['policy'] = async (name, text) => {
     await ok('update', `sys/policies/acl/${name}`, rootToken, { policy: text });
   };
+  let policiesMade = 0;
   return {
     get core() {
       return core;
@@ -145,6 +151,15 @@ export async function rig<S extends Storage = MemoryStorage>(options: RigOptions
     async tokenWithPolicy(name, text) {
       await policy(name, text);
       return (await token(rootToken, { policies: [name] })).client_token;
+    },
+    async tokenWithPolicies(policies) {
+      const names: string[] = [];
+      for (const [name, text] of Object.entries(policies)) {
+        const unique = `${name}-${++policiesMade}`;
+        await policy(unique, text);
+        names.push(unique);
+      }
+      return (await token(rootToken, { policies: names })).client_token;
     },
     async works(clientToken, remoteAddress) {
       const reply = await call('read', 'auth/token/lookup-self', clientToken, {}, remoteAddress);

@@ -12,22 +12,11 @@ type Rig = testing.Rig;
  */
 
 let r: Rig;
-let counter = 0;
 
 beforeAll(async () => {
   r = await rig({ engines: [kvEngine] });
   await r.ok('update', 'sys/mounts/secret', r.root, { type: 'kv', options: { version: '2' } });
 });
-
-async function tokenWith(policies: Record<string, string>): Promise<string> {
-  const names: string[] = [];
-  for (const [name, text] of Object.entries(policies)) {
-    const unique = `${name}-${++counter}`;
-    await r.policy(unique, text);
-    names.push(unique);
-  }
-  return (await r.token(r.root, { policies: names })).client_token;
-}
 
 async function seed(path: string, value: Body = { v: 1 }): Promise<void> {
   await r.ok('update', `secret/data/${path}`, r.root, { data: value });
@@ -97,7 +86,7 @@ async function attempt(kind: Attempt, token: string, tag: string): Promise<boole
 
 describe('one capability at a time on secret/data/matrix* and secret/metadata/matrix*', () => {
   it.each(CAPABILITIES)('a token granted only %s can do exactly that', async (capability) => {
-    const token = await tokenWith({
+    const token = await r.tokenWithPolicies({
       [`only-${capability}`]: `
         path "secret/data/matrix*" { capabilities = ["${capability}"] }
         path "secret/metadata/matrix*" { capabilities = ["${capability}"] }
@@ -110,7 +99,7 @@ describe('one capability at a time on secret/data/matrix* and secret/metadata/ma
 
   it('a token granted every capability can do everything', async () => {
     const all = '["create", "read", "update", "patch", "delete", "list"]';
-    const token = await tokenWith({ all: `path "secret/data/matrix*" { capabilities = ${all} }\npath "secret/metadata/matrix*" { capabilities = ${all} }` });
+    const token = await r.tokenWithPolicies({ all: `path "secret/data/matrix*" { capabilities = ${all} }\npath "secret/metadata/matrix*" { capabilities = ${all} }` });
     const allowed: Attempt[] = [];
     for (const kind of ATTEMPTS) if (await attempt(kind, token, 'all')) allowed.push(kind);
     expect(allowed).toEqual([...ATTEMPTS]);
@@ -123,7 +112,7 @@ describe('one capability at a time on secret/data/matrix* and secret/metadata/ma
   });
 
   it('capabilities from two policies on the same path add up', async () => {
-    const token = await tokenWith({
+    const token = await r.tokenWithPolicies({
       reads: 'path "secret/data/matrix*" { capabilities = ["read"] }',
       creates: 'path "secret/data/matrix*" { capabilities = ["create"] }',
     });
@@ -133,7 +122,7 @@ describe('one capability at a time on secret/data/matrix* and secret/metadata/ma
   });
 
   it('outside the granted paths nothing is allowed', async () => {
-    const token = await tokenWith({ narrow: 'path "secret/data/matrix*" { capabilities = ["create", "read", "update", "patch", "delete"] }' });
+    const token = await r.tokenWithPolicies({ narrow: 'path "secret/data/matrix*" { capabilities = ["create", "read", "update", "patch", "delete"] }' });
     await seed('elsewhere/x');
     expect((await r.call('read', 'secret/data/elsewhere/x', token)).status).toBe(403);
     expect((await r.call('update', 'secret/data/elsewhere/x', token, { data: { v: 9 } })).status).toBe(403);

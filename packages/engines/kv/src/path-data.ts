@@ -6,7 +6,7 @@ import { isPlainObject, mergePatch } from './merge-patch';
 import { markDeleted } from './path-delete';
 import {
   effectiveDeleteAfter, effectiveMaxVersions, isLive, loadConfig, loadMetadata, loadVersionData, metaKey, nestedInt,
-  newMetadata, parseVersionParam, requireSecretPath, trimVersions, versionKey, versionView, withSecretLock,
+  newMetadata, parseVersionParam, readVersion, requireSecretPath, trimVersions, versionKey, versionView, withSecretLock,
   type KvConfig, type KvContext, type SecretData, type SecretMetadata, type VersionRecord,
 } from './secret-store';
 
@@ -76,15 +76,7 @@ export function dataPaths(ctx: KvContext): PathDefinition[] {
       existenceCheck: async (req, fields) => (await loadMetadata(req.storage, fields.string('path'))) !== null,
       operations: {
         async read(req, fields) {
-          const path = fields.string('path');
-          const requested = parseVersionParam(fields);
-          const meta = await loadMetadata(req.storage, path);
-          if (!meta) throw new NotFoundError();
-          const version = requested === 0 ? meta.currentVersion : requested;
-          const record = meta.versions[String(version)];
-          if (!record) throw new NotFoundError();
-          const metadata = versionView(meta, version, record);
-          const data = isLive(record, ctx.clock.now()) ? await loadVersionData(req.storage, path, version) : null;
+          const { metadata, data } = await readVersion(ctx, req.storage, fields.string('path'), parseVersionParam(fields));
           // Clients tell "deleted" from "never existed" by the metadata in this 404's body.
           if (data === null) return { status: 404, data: { data: null, metadata } };
           return { data: { data, metadata } };

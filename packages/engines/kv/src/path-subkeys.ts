@@ -1,6 +1,6 @@
-import { BadRequestError, NotFoundError, definePath, type PathDefinition } from '@strongroom/core';
+import { BadRequestError, definePath, type PathDefinition } from '@strongroom/core';
 import { isPlainObject } from './merge-patch';
-import { isLive, loadMetadata, loadVersionData, parseVersionParam, versionView, type KvContext } from './secret-store';
+import { parseVersionParam, readVersion, type KvContext } from './secret-store';
 
 /**
  * The key structure of a secret without its values: every leaf becomes null. `depth` 0 walks
@@ -33,13 +33,7 @@ export function subkeysPaths(ctx: KvContext): PathDefinition[] {
           const requested = parseVersionParam(fields);
           const depth = fields.int('depth');
           if (depth < 0) throw new BadRequestError('invalid value for "depth": must be 0 (unlimited) or a positive integer');
-          const meta = await loadMetadata(req.storage, path);
-          if (!meta) throw new NotFoundError();
-          const version = requested === 0 ? meta.currentVersion : requested;
-          const record = meta.versions[String(version)];
-          if (!record) throw new NotFoundError();
-          const metadata = versionView(meta, version, record);
-          const data = isLive(record, ctx.clock.now()) ? await loadVersionData(req.storage, path, version) : null;
+          const { metadata, data } = await readVersion(ctx, req.storage, path, requested);
           if (data === null) return { status: 404, data: { metadata, subkeys: null } };
           return { data: { metadata, subkeys: subkeysOf(data, depth) } };
         },

@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import {
-  BadRequestError, collectKeys, convertField, formatDuration, getJson, parseDurationSeconds,
+  BadRequestError, NotFoundError, collectKeys, convertField, formatDuration, getJson, parseDurationSeconds,
   type BackendRequest, type Clock, type FieldData, type LogicalStorage,
 } from '@strongroom/core';
 import type { KeyedMutex } from '@strongroom/core';
@@ -222,6 +222,24 @@ export function versionView(meta: SecretMetadata, version: number, record: Versi
     destroyed: record.destroyed,
     version,
   };
+}
+
+/**
+ * One version of a secret as data and subkeys read it: `requested` 0 is the current version.
+ * `data` is null where the version is deleted or destroyed, whose replies still carry the
+ * metadata; a secret or version that never existed is a NotFoundError.
+ */
+export async function readVersion(
+  ctx: KvContext, storage: LogicalStorage, path: string, requested: number,
+): Promise<{ metadata: Record<string, unknown>; data: SecretData | null }> {
+  const meta = await loadMetadata(storage, path);
+  if (!meta) throw new NotFoundError();
+  const version = requested === 0 ? meta.currentVersion : requested;
+  const record = meta.versions[String(version)];
+  if (!record) throw new NotFoundError();
+  const metadata = versionView(meta, version, record);
+  const data = isLive(record, ctx.clock.now()) ? await loadVersionData(storage, path, version) : null;
+  return { metadata, data };
 }
 
 export function metadataView(meta: SecretMetadata): Record<string, unknown> {
