@@ -61,10 +61,11 @@ describe('a three-node cluster on the memory transport', () => {
     const before = leader.applied;
     await leader.propose(put('k', 'v'));
     expect(leader.applied).toBeGreaterThan(before);
-    // A millisecond at a time, the real work between: 200 ms at most, far from the next tick.
+    // Past commitAnnounceMs a millisecond at a time, then real time for the followers' work:
+    // 10 ms of the clock at most, far from the next tick; up to 5 s of real time.
     const index = leader.applied;
-    for (let i = 0; i < 200 && !ids.every((id) => cluster.node(id).applied >= index); i++) {
-      await clock.advance(1);
+    for (let i = 0; i < 500 && !ids.every((id) => cluster.node(id).applied >= index); i++) {
+      if (i < 10) await clock.advance(1);
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     for (const id of ids) expect(cluster.node(id).applied).toBeGreaterThanOrEqual(index);
