@@ -31,6 +31,8 @@ export class PeerProgress {
    * this peer lasts an election timeout from the *send*, not from the answer.
    */
   leaseAckTick = -Infinity;
+  /** The leader's commit index in the newest append sent to this peer. */
+  commitSent = 0;
   /** replicate: last index of each unacknowledged append, oldest first. */
   private inflights: number[] = [];
   private readonly maxInflight: number;

@@ -47,7 +47,11 @@ class Net {
     return this.cores.get(id)!;
   }
 
-  /** Processes every Ready and delivers every message until quiet; returns what was delivered. */
+  /**
+   * Processes every Ready and delivers every message until quiet; returns what was delivered.
+   * A leader's commit index not yet sent goes out once all else is quiet, as the runtime's
+   * short wait (commitAnnounceMs) would have it.
+   */
   stabilize(): Message[] {
     const start = this.delivered.length;
     for (let busy = true; busy; ) {
@@ -55,18 +59,29 @@ class Net {
       for (const core of this.cores.values()) {
         if (!core.hasReady()) continue;
         busy = true;
-        const rd = core.ready();
-        core.advance(rd);
-        const id = core.status().id;
-        this.readStates.set(id, [...(this.readStates.get(id) ?? []), ...rd.readStates]);
-        for (const m of sent(rd)) {
-          if (this.drop(m)) continue;
-          this.delivered.push(m);
-          this.cores.get(m.to)?.step(m);
-        }
+        this.step(core);
+      }
+      if (busy) continue;
+      for (const core of this.cores.values()) {
+        if (!core.commitAnnouncePending) continue;
+        busy = true;
+        core.announceCommit();
       }
     }
     return this.delivered.slice(start);
+  }
+
+  /** One Ready of `core`, as if persisted and applied, its messages delivered. */
+  private step(core: RaftCore): void {
+    const rd = core.ready();
+    core.advance(rd);
+    const id = core.status().id;
+    this.readStates.set(id, [...(this.readStates.get(id) ?? []), ...rd.readStates]);
+    for (const m of sent(rd)) {
+      if (this.drop(m)) continue;
+      this.delivered.push(m);
+      this.cores.get(m.to)?.step(m);
+    }
   }
 
   tick(n = 1): void {
@@ -257,8 +272,60 @@ describe('log replication', () => {
     const next = drain(a);
     expect(next.hardState).toMatchObject({ commit: index });
     expect(next.committed.map((e) => e.index)).toEqual([index]);
-    // The new commit index goes out at once, not with the next proposal.
-    expect(next.earlyMessages.filter((m) => m.type === 'append').map((m) => [m.to, m.commit])).toEqual([
+  });
+
+  test('a new commit index rides on the next append, or goes out alone only when the runtime announces it', () => {
+    const net = Net.bootstrap(['a', 'b', 'c']);
+    const a = net.elect('a');
+    const b = net.core('b');
+    const c = net.core('c');
+    const { index } = a.propose(utf8.encode('x'));
+    const rd = drain(a);
+    for (const m of sent(rd)) net.core(m.to).step(m);
+    for (const m of drain(b).messages) a.step(m);
+    expect(a.status().commit).toBe(index);
+    // No append that would carry only the commit index: each costs a follower a Ready and an apply.
+    const committed = drain(a);
+    expect(committed.committed.map((e) => e.index)).toEqual([index]);
+    expect(sent(committed).filter((m) => m.type === 'append')).toEqual([]);
+    expect(a.commitAnnouncePending).toBe(true);
+    // The next write's appends carry it.
+    a.propose(utf8.encode('y'));
+    const next = drain(a);
+    expect(next.earlyMessages.filter((m) => m.type === 'append').map((m) => [m.to, m.commit, m.entries!.length])).toEqual([
+      ['b', index, 1],
+      ['c', index, 1],
+    ]);
+    // Announcing then finds every follower told already.
+    a.announceCommit();
+    expect(a.commitAnnouncePending).toBe(false);
+    expect(a.hasReady()).toBe(false);
+    for (const m of sent(next)) net.core(m.to).step(m);
+    for (const m of drain(c).messages) a.step(m);
+    drain(b);
+    // With no write following, the announcement sends the commit index alone.
+    drain(a);
+    expect(a.commitAnnouncePending).toBe(true);
+    a.announceCommit();
+    const announced = drain(a);
+    expect(announced.earlyMessages.filter((m) => m.type === 'append').map((m) => [m.to, m.commit, m.entries!.length])).toEqual([
+      ['b', index + 1, 0],
+      ['c', index + 1, 0],
+    ]);
+  });
+
+  test('the commit of a membership change goes out at once', () => {
+    const net = Net.bootstrap(['a', 'b', 'c']);
+    const a = net.elect('a');
+    const b = net.core('b');
+    const { index } = a.proposeConfChange(cc('remove', 'c'));
+    const rd = drain(a);
+    for (const m of sent(rd)) net.core(m.to).step(m);
+    for (const m of drain(b).messages) a.step(m);
+    const committed = drain(a);
+    expect(committed.committed.map((e) => e.index)).toEqual([index]);
+    // c hears of its own removal only through this append: the leader drops it once applied.
+    expect(committed.earlyMessages.filter((m) => m.type === 'append').map((m) => [m.to, m.commit])).toEqual([
       ['b', index],
       ['c', index],
     ]);

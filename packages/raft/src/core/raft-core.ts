@@ -93,6 +93,8 @@ export class RaftCore {
   private progress = new Map<NodeId, PeerProgress>();
   /** Index of the last conf entry appended; no new change until it is applied. */
   private pendingConfIndex = 0;
+  /** The commit index advanced without an append to every follower (see commitAndAnnounce). */
+  private commitUnannounced = false;
   private transferee: NodeId | null = null;
   /**
    * Set once this leader has sent timeoutNow in its term: the transferee may campaign at any
@@ -313,7 +315,7 @@ export class RaftCore {
       this.log.applied = Math.max(this.log.applied, lastCommitted.index);
       for (const e of rd.committed) if (e.type === 'conf') this.applyConfEntry(e);
     }
-    if (lastEntry !== undefined && this.role === 'leader' && this.maybeCommit()) this.broadcastAppend();
+    if (lastEntry !== undefined && this.role === 'leader') this.commitAndAnnounce();
   }
 
   /**
@@ -800,7 +802,45 @@ export class RaftCore {
     if (ents.length === 0 && !sendIfEmpty) return false;
     this.send({ type: 'append', to, term: this.term, index: prevIndex, logTerm: prevTerm, entries: ents, commit: this.log.committed });
     pr.sentAppend(ents.length === 0 ? null : ents[ents.length - 1]!.index);
+    pr.commitSent = this.log.committed;
     return true;
+  }
+
+  /**
+   * Advances the commit index and tells the followers. Appends with new entries carry it anyway.
+   * An append carrying nothing but the commit index costs each follower a message, a Ready and
+   * an apply batch of its own, and the leader two messages and an answer, per write at one
+   * client; it would also hold the follower's next log write behind that apply. So it waits for
+   * the runtime's `announceCommit()`, which the next write's append usually makes needless.
+   * Only a leader answers clients, so nothing they see waits for a follower's apply. A commit
+   * reaching a membership change that may be pending goes out at once: a removed node hears of
+   * its removal only this way, before the leader drops its address.
+   */
+  private commitAndAnnounce(): void {
+    const before = this.log.committed;
+    if (!this.maybeCommit()) return;
+    if (this.pendingConfIndex > before) {
+      this.broadcastAppend();
+      return;
+    }
+    for (const id of this.progress.keys()) this.sendAppends(id, false);
+    this.commitUnannounced = true;
+  }
+
+  /**
+   * Whether the commit index moved past what some follower was sent: the runtime then calls
+   * `announceCommit()` after a short wait.
+   */
+  get commitAnnouncePending(): boolean {
+    return this.commitUnannounced && this.role === 'leader';
+  }
+
+  /** Sends the commit index to every follower not yet sent it (an append, empty if need be). */
+  announceCommit(): void {
+    if (!this.commitUnannounced) return;
+    this.commitUnannounced = false;
+    if (this.role !== 'leader') return;
+    for (const [id, pr] of this.progress) if (pr.commitSent < this.log.committed) this.sendAppends(id, true);
   }
 
   private sendSnapshot(to: NodeId, pr: PeerProgress): boolean {
@@ -847,7 +887,7 @@ export class RaftCore {
     } else {
       pr.freeInflightsTo(m.index);
     }
-    if (this.maybeCommit()) this.broadcastAppend();
+    this.commitAndAnnounce();
     this.sendAppends(m.from, false);
     if (m.from === this.transferee && pr.match === this.log.lastIndex()) this.sendTimeoutNow(m.from);
   }

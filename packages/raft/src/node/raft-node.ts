@@ -41,6 +41,11 @@ export interface RaftNodeOptions {
   /** Ticks between heartbeats (default 1). */
   heartbeatTicks?: number;
   /**
+   * How long a leader waits before telling followers of a new commit index in an append of its
+   * own (default 5 ms), rather than in the next write's append (see the core's commitAndAnnounce).
+   */
+  commitAnnounceMs?: number;
+  /**
    * Applied entries since the newest snapshot before an automatic one is taken (default 8192,
    * Vault's `snapshot_threshold`), plus up to half as many again, drawn anew for each snapshot
    * from the core's random source, so that the members, which reach every index together, do
@@ -147,7 +152,7 @@ type Listener<A extends unknown[]> = (...args: A) => void;
 
 
 const DEFAULTS = {
-  tickMs: 100, electionTicks: 10, heartbeatTicks: 1,
+  tickMs: 100, electionTicks: 10, heartbeatTicks: 1, commitAnnounceMs: 5,
   snapshotThreshold: 8192, snapshotIntervalMs: 120_000, snapshotMaxLogBytes: 16 * 1024 * 1024, snapshotTrailing: 1024,
 };
 
@@ -180,6 +185,8 @@ export class RaftNode {
   private readonly restoreChunkBytes: number;
 
   private tickTimer: TimerHandle | undefined;
+  private commitTimer: TimerHandle | undefined;
+  private readonly commitAnnounceMs: number;
   /** When each recent tick ran, by the core's tick count (see leaseTrusted). */
   private readonly tickTimes = new Map<number, number>();
   private loop: Promise<void> | undefined;
@@ -242,6 +249,7 @@ export class RaftNode {
     this.clock = options.clock ?? systemClock;
     this.logger = options.logger ?? silentLogger;
     this.tickMs = options.tickMs ?? DEFAULTS.tickMs;
+    this.commitAnnounceMs = options.commitAnnounceMs ?? DEFAULTS.commitAnnounceMs;
     this.electionTicks = options.electionTicks ?? DEFAULTS.electionTicks;
     this.snapshotThreshold = options.snapshotThreshold ?? DEFAULTS.snapshotThreshold;
     this.random = options.raft?.random ?? Math.random;
@@ -581,6 +589,7 @@ export class RaftNode {
     if (this.closed) return;
     this.closed = true;
     this.tickTimer?.cancel();
+    this.commitTimer?.cancel();
     await this.loop;
     await this.snapshotting;
     this.rejectAll(new NodeClosedError());
@@ -627,7 +636,18 @@ export class RaftNode {
     } finally {
       this.loop = undefined;
       if (this.wake) this.schedule();
+      else this.armCommitAnnounce();
     }
+  }
+
+  private armCommitAnnounce(): void {
+    if (this.commitTimer || !this.core.commitAnnouncePending || this.closed || this.removed || this.failure) return;
+    this.commitTimer = this.clock.setTimer(this.commitAnnounceMs, () => {
+      this.commitTimer = undefined;
+      if (this.closed || this.removed || this.failure) return;
+      this.core.announceCommit();
+      this.schedule();
+    });
   }
 
   /**
@@ -1086,6 +1106,7 @@ export class RaftNode {
 
   private stopRemoved(): void {
     this.tickTimer?.cancel();
+    this.commitTimer?.cancel();
     this.logger.info('raft node removed from the cluster; stopping', { id: this.id });
     this.rejectAll(new NodeRemovedError(this.id));
     for (const l of this.removedListeners) l();
@@ -1094,6 +1115,7 @@ export class RaftNode {
   private fail(err: unknown): void {
     this.failure = err instanceof Error ? err : new Error(String(err));
     this.tickTimer?.cancel();
+    this.commitTimer?.cancel();
     this.logger.error('raft node stopped after a storage failure', { error: this.failure.message });
     this.rejectAll(this.failure);
   }

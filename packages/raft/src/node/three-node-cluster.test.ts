@@ -1,4 +1,5 @@
 import { PassThrough } from 'node:stream';
+import { FakeClock } from '@strongroom/base';
 import { NotLeaderError } from '../core/errors';
 import { encodeTxn } from './command';
 import { TestCluster, waitFor } from './test-support/cluster';
@@ -34,6 +35,41 @@ describe('a three-node cluster on the memory transport', () => {
     const back = await cluster.open(first.id);
     await waitFor(async () => (await valueOn(back.id, 'after')) === '2', 'the old leader to catch up');
     expect(back.isLeader).toBe(false);
+  });
+
+  it('tells the followers of a commit that no later write carries within commitAnnounceMs, long before a heartbeat', async () => {
+    const clock = new FakeClock();
+    cluster = await TestCluster.create();
+    const peers = Object.fromEntries(ids.map((id) => [id, id]));
+    // Ticks a second apart on a clock that moves only when told: no heartbeat can carry the commit.
+    for (const [i, id] of ids.entries()) {
+      await cluster.open(id, { bootstrap: { voters: ids, learners: [] }, peers, clock, tickMs: 1000, commitAnnounceMs: 5, raft: { random: () => i / 3 } });
+    }
+    const agreed = () => {
+      const leaders = [...cluster.nodes.values()].filter((n) => n.isLeader);
+      return leaders.length === 1 && ids.every((id) => cluster.node(id).leader === leaders[0]!.id) ? leaders[0] : undefined;
+    };
+    // Each step lets the real disk writes and deliveries the ticks started finish before the next.
+    for (let i = 0; i < 60 && !agreed(); i++) {
+      await clock.advance(1000);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const leader = agreed()!;
+    expect(leader).toBeDefined();
+    // The leader's first entry committed; the followers hear of it at the next tick at the latest.
+    await clock.advance(1000);
+    const before = leader.applied;
+    await leader.propose(put('k', 'v'));
+    expect(leader.applied).toBeGreaterThan(before);
+    // Past commitAnnounceMs a millisecond at a time, then real time for the followers' work:
+    // 10 ms of the clock at most, far from the next tick; up to 5 s of real time.
+    const index = leader.applied;
+    for (let i = 0; i < 500 && !ids.every((id) => cluster.node(id).applied >= index); i++) {
+      if (i < 10) await clock.advance(1);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    for (const id of ids) expect(cluster.node(id).applied).toBeGreaterThanOrEqual(index);
+    for (const id of ids) expect(await valueOn(id, 'k')).toBe('v');
   });
 
   it('brings a follower that fell behind the compacted log up to date with a streamed snapshot', async () => {
