@@ -171,6 +171,8 @@ const SEALED_PATHS = ['sys/init', 'sys/seal-status', 'sys/unseal', 'sys/health',
  * health. (Under a namespace path prefix they are a different path, refused as restricted.)
  */
 const NAMESPACE_FREE_PATHS = new Set([...SEALED_PATHS, 'sys/seal']);
+/** A leading slash is rare: the HTTP layer strips it, so most paths skip the regex that removes it. */
+const SLASH = 0x2f;
 
 /** Where a mount is, as what it issued names it (tokens by auth path, leases by API path). */
 interface MountedAt {
@@ -832,7 +834,7 @@ export class Core {
 
   /** The request pipeline; a `forwarded` request runs as the internal caller, past token and ACL. */
   private async serve(request: CoreRequest, forwarded: boolean): Promise<CoreReply> {
-    const fullPath = request.path.replace(/^\/+/, '');
+    const fullPath = request.path.charCodeAt(0) === SLASH ? request.path.replace(/^\/+/, '') : request.path;
     if (this.drSecondary && !DR_SECONDARY_PATHS.has(fullPath) && !this.replication?.servesOnDrSecondary(fullPath)) {
       throw new BadRequestError(`path disabled in replication DR secondary mode: ${fullPath}`);
     }
@@ -883,10 +885,10 @@ export class Core {
       data: request.data,
       headers: request.headers ?? {},
       namespace: { id: view.id, path: view.path },
-      ...(request.remoteAddress ? { remoteAddress: request.remoteAddress } : {}),
-      ...(request.wrapTtl ? { wrapTtl: request.wrapTtl } : {}),
-      ...(request.body ? { body: request.body } : {}),
     };
+    if (request.remoteAddress) req.remoteAddress = request.remoteAddress;
+    if (request.wrapTtl) req.wrapTtl = request.wrapTtl;
+    if (request.body) req.body = request.body;
     if (op === 'update' || op === 'create') {
       const resolved = backend.resolveWrite(match, req);
       req.operation = typeof resolved === 'string' ? resolved : await resolved;
@@ -930,30 +932,14 @@ export class Core {
     // On a performance secondary a write of shared keys is refused by the storage and the
     // request goes to the primary instead, after this node authorized it.
     const scope: WriteScope = { refused: false };
-    const out: { resp: BackendResponse | null; leaseId?: string } = { resp: null };
-    const run = async (): Promise<CoreReply> => {
-      let resp = await backend.execute(match, req);
-      out.resp = resp;
-      if (resp?.login && kind === 'auth') {
-        const { auth, warnings } = await issueLoginToken(this, view, entry, req, resp.login);
-        resp = { ...resp, auth, warnings: [...(resp.warnings ?? []), ...warnings] };
-        out.resp = resp;
-      }
-      let lease;
-      if (resp?.secret) {
-        const registered = await this.expiration.register({
-          req, secret: resp.secret, mountApiPath: view.path + routed.apiPath, mountKind: kind, tokenHash: req.caller?.tokenHash ?? '',
-        });
-        lease = { leaseId: registered.leaseId, renewable: registered.renewable, duration: Math.round((registered.expireTime - registered.issueTime) / 1000) };
-        out.leaseId = lease.leaseId;
-      }
-      return buildEnvelope(req, resp, entry.type, lease);
-    };
+    const out: ExecutionOutcome = { resp: null };
     let reply: CoreReply | null = null;
     const secondary = !forwarded && this.performanceSecondary;
     try {
       try {
-        reply = secondary && op !== 'read' && op !== 'list' ? await inWriteScope(scope, run) : await run();
+        reply = secondary && op !== 'read' && op !== 'list'
+          ? await inWriteScope(scope, () => this.runHandler(backend, match, req, view, routed, out))
+          : await this.runHandler(backend, match, req, view, routed, out);
       } catch (err) {
         if (secondary && isSharedWriteRefusal(err)) scope.refused = true;
         if (!scope.refused) throw err;
@@ -980,6 +966,29 @@ export class Core {
       },
     });
     return reply;
+  }
+
+  /** Runs a routed request's handler, then what its answer asks of core (a login's token, a lease), into the envelope. */
+  private async runHandler(
+    backend: Backend, match: PathMatch, req: BackendRequest, view: NamespaceView, routed: Routed, out: ExecutionOutcome,
+  ): Promise<CoreReply> {
+    const { kind, entry } = routed;
+    let resp = await backend.execute(match, req);
+    out.resp = resp;
+    if (resp?.login && kind === 'auth') {
+      const { auth, warnings } = await issueLoginToken(this, view, entry, req, resp.login);
+      resp = { ...resp, auth, warnings: [...(resp.warnings ?? []), ...warnings] };
+      out.resp = resp;
+    }
+    let lease;
+    if (resp?.secret) {
+      const registered = await this.expiration.register({
+        req, secret: resp.secret, mountApiPath: view.path + routed.apiPath, mountKind: kind, tokenHash: req.caller?.tokenHash ?? '',
+      });
+      lease = { leaseId: registered.leaseId, renewable: registered.renewable, duration: Math.round((registered.expireTime - registered.issueTime) / 1000) };
+      out.leaseId = lease.leaseId;
+    }
+    return buildEnvelope(req, resp, entry.type, lease);
   }
 
   private async handleSealed(path: string, request: CoreRequest): Promise<CoreReply> {
@@ -1097,6 +1106,12 @@ export class Core {
   keyringStatus() {
     return this.barrier.keyring().activeTerm;
   }
+}
+
+/** What a request's handler answered, kept for the audit log and wrapping whatever happens after. */
+interface ExecutionOutcome {
+  resp: BackendResponse | null;
+  leaseId?: string;
 }
 
 interface Authorized {

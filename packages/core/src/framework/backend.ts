@@ -1,10 +1,13 @@
 import { BadRequestError, UnsupportedOperationError } from '../errors';
 import { parseFields, requireFields, type FieldData } from './fields';
+import { capturesOf, numberGroups } from './numbered-groups';
 import type { BackendRequest, BackendResponse, LoginRenewal, LoginRenewRequest, Operation, PathDefinition, SecretType } from './types';
 
 export interface CompiledPath {
   def: PathDefinition;
   regex: RegExp;
+  /** The name of each capturing group of `regex` by number, when its groups are numbered rather than named. */
+  groupNames: ReadonlyArray<string | undefined> | null;
   /** The pattern's leading literal text: a path not starting with it cannot match. */
   literal: string;
 }
@@ -65,7 +68,11 @@ export class Backend {
   constructor(type: string, paths: readonly PathDefinition[], secretTypes: Record<string, SecretType> = {}) {
     this.type = type;
     this.secretTypes = secretTypes;
-    this.paths = paths.map((def) => ({ def, regex: new RegExp(`^(?:${def.pattern})$`), literal: literalPrefix(def.pattern) }));
+    this.paths = paths.map((def) => {
+      const numbered = numberGroups(def.pattern);
+      const regex = new RegExp(`^(?:${numbered ? numbered.source : def.pattern})$`);
+      return { def, regex, groupNames: numbered ? numbered.names : null, literal: literalPrefix(def.pattern) };
+    });
   }
 
   /**
@@ -94,6 +101,7 @@ export class Backend {
     for (const compiled of this.paths) {
       if (!path.startsWith(compiled.literal)) continue;
       const m = compiled.regex.exec(path);
+      if (m && compiled.groupNames) return { path: compiled, captures: capturesOf(m, compiled.groupNames) };
       if (m) {
         const captures: Record<string, string> = {};
         const groups = m.groups;

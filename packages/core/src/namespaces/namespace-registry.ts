@@ -66,6 +66,8 @@ export function dataPrefix(id: string): string {
 
 /** Joins an `X-Vault-Namespace` header value into a clean namespace path (`a/b/`). */
 export function normalizeNamespacePath(raw: string): string {
+  // Most requests name no namespace: nothing to split.
+  if (raw === '') return '';
   const segs = raw.split('/').filter((s) => s !== '');
   return segs.length === 0 ? '' : `${segs.join('/')}/`;
 }
@@ -167,6 +169,8 @@ export class NamespaceRegistry {
     let view = this.byPath.get(base);
     if (!view) throw new NotFoundError(`namespace "${base}" does not exist`);
     let rest = path;
+    // With the root namespace alone no path segment can name a child.
+    if (this.byPath.size === 1) return { view, rest };
     for (;;) {
       const slash = rest.indexOf('/');
       if (slash <= 0) break;
