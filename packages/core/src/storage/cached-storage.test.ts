@@ -41,6 +41,26 @@ describe('CachedStorage', () => {
     expect(get).toHaveBeenCalledTimes(1);
   });
 
+  it('keeps an entry read since it was cached over older ones nobody read, without moving it on the hit', async () => {
+    const inner = new MemoryStorage();
+    const get = jest.spyOn(inner, 'get');
+    const cached = new CachedStorage(inner, 16 * 1024);
+    for (let i = 0; i < 20; i++) await cached.put(`k${i}`, Buffer.alloc(500));
+    // A Map entry deleted and set again on every hit stays in V8's hash chain as a hole until
+    // the table is rebuilt: the hot keys' chains grew without bound between rebuilds.
+    const held = (cached as unknown as { entries: Map<string, unknown> }).entries;
+    const moved = jest.spyOn(held, 'delete');
+    for (let n = 0; n < 3; n++) await cached.get('k0');
+    expect(moved).not.toHaveBeenCalled();
+    moved.mockRestore();
+    for (let i = 20; i < 40; i++) await cached.put(`k${i}`, Buffer.alloc(500));
+    get.mockClear();
+    await cached.get('k0');
+    expect(get).not.toHaveBeenCalled();
+    await cached.get('k1');
+    expect(get).toHaveBeenCalledTimes(1);
+  });
+
   it('holds what it caches as one-byte strings and answers every byte value as it was written', async () => {
     const inner = new MemoryStorage();
     const get = jest.spyOn(inner, 'get');

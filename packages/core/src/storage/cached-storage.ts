@@ -25,6 +25,10 @@ interface KeyActivity {
  */
 export class CachedStorage implements Storage {
   private readonly entries = new Map<string, string | null>();
+  /** Keys hit since they were last inserted or given their second chance. */
+  private readonly used = new Set<string>();
+  /** The eviction's place in `entries`: it visits keys oldest first, and reaches those moved to the young end last. */
+  private hand: Iterator<string> | undefined;
   private bytes = 0;
   /** Only keys with an operation in flight, so it stays as small as the concurrency. */
   private readonly activity = new Map<string, KeyActivity>();
@@ -46,12 +50,27 @@ export class CachedStorage implements Storage {
     this.entries.set(key, value);
     this.bytes += size;
     while (this.bytes > this.maxBytes) {
-      const oldest = this.entries.keys().next().value as string;
-      this.forget(oldest);
+      // The hand goes on from where it stopped: a fresh iterator would first step over every
+      // entry evicted since the table was last rebuilt, which V8 keeps as holes at its front.
+      let next = this.hand?.next();
+      if (!next || next.done) {
+        this.hand = this.entries.keys();
+        next = this.hand.next();
+        if (next.done) return;
+      }
+      const oldest = next.value;
+      if (this.used.delete(oldest)) {
+        const kept = this.entries.get(oldest) as string | null;
+        this.entries.delete(oldest);
+        this.entries.set(oldest, kept);
+      } else {
+        this.forget(oldest);
+      }
     }
   }
 
   private forget(key: string): void {
+    this.used.delete(key);
     if (!this.entries.has(key)) return;
     this.bytes -= this.sizeOf(key, this.entries.get(key) ?? null);
     this.entries.delete(key);
@@ -76,6 +95,8 @@ export class CachedStorage implements Storage {
       this.epoch++;
       for (const a of this.activity.values()) a.changes++;
       this.entries.clear();
+      this.used.clear();
+      this.hand = undefined;
       this.bytes = 0;
       return;
     }
@@ -87,11 +108,9 @@ export class CachedStorage implements Storage {
   }
 
   async get(key: string): Promise<Buffer | null> {
-    if (this.entries.has(key)) {
-      const value = this.entries.get(key) ?? null;
-      // Re-insert to mark it most recently used.
-      this.entries.delete(key);
-      this.entries.set(key, value);
+    const value = this.entries.get(key);
+    if (value !== undefined) {
+      this.used.add(key);
       return value === null ? null : Buffer.from(value, 'latin1');
     }
     const a = this.begin(key);
@@ -100,9 +119,9 @@ export class CachedStorage implements Storage {
     const changes = a.changes;
     const epoch = this.epoch;
     try {
-      const value = await this.inner.get(key);
-      if (settled && a.changes === changes && this.epoch === epoch) this.remember(key, value);
-      return value;
+      const read = await this.inner.get(key);
+      if (settled && a.changes === changes && this.epoch === epoch) this.remember(key, read);
+      return read;
     } finally {
       this.end(key, a);
     }
