@@ -29,7 +29,7 @@ describe('CachedStorage', () => {
     expect((await cached.get('k'))?.toString()).toBe('new');
   });
 
-  it('stays within its byte budget by dropping the least recently used entries', async () => {
+  it('stays within its byte budget by dropping the oldest entries', async () => {
     const inner = new MemoryStorage();
     const get = jest.spyOn(inner, 'get');
     const cached = new CachedStorage(inner, 16 * 1024);

@@ -8,8 +8,9 @@ interface KeyActivity {
 }
 
 /**
- * A read cache of physical entries (ciphertext) below the barrier, bounded in bytes, least
- * recently used out first. Values are held as one-byte (latin1) strings, one character a byte:
+ * A read cache of physical entries (ciphertext) below the barrier, bounded in bytes; the oldest
+ * entry not read since it was cached goes first (an entry read meanwhile gets a second chance,
+ * see `remember`). Values are held as one-byte (latin1) strings, one character a byte:
  * a string costs V8 its bytes and a small header, while a Buffer of its own costs two objects
  * and a native allocation besides (more than the typical value itself), and a Buffer sliced
  * from the shared pool kept the pool's whole block (64 KiB on Node 24) alive, several times the
