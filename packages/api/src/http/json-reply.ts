@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { jsonTextOf } from '@strongroom/core';
 
-// Unguessable, so no string a client sent can be taken for it.
-const PLACEHOLDER = `\u0000${randomUUID()}`;
-const PLACEHOLDER_JSON = JSON.stringify(PLACEHOLDER);
+// Where the marked field's text goes: the rest of the body is serialized with this string in the
+// field's place, then cut there. Unguessable per process, so no string a client sent can be it.
+const SPLICE_MARK = `\u0000${randomUUID()}`;
+const SPLICE_MARK_JSON = JSON.stringify(SPLICE_MARK);
 
 /** A reply's JSON in the pieces it is written in, and their length in bytes. */
 export interface SplicedJson {
@@ -23,12 +24,12 @@ export function jsonReply(body: unknown): string | SplicedJson {
   if (!marked) return JSON.stringify(body);
   const value = (data as Record<string, unknown>)[marked.field];
   if (value === null || typeof value !== 'object') return JSON.stringify(body);
-  const outer = JSON.stringify(body, (_key, v: unknown) => (v === value ? PLACEHOLDER : v));
-  const at = outer.indexOf(PLACEHOLDER_JSON);
+  const outer = JSON.stringify(body, (_key, v: unknown) => (v === value ? SPLICE_MARK : v));
+  const at = outer.indexOf(SPLICE_MARK_JSON);
   // The value twice in the body (or not at all) is left to JSON.stringify.
-  if (at === -1 || outer.indexOf(PLACEHOLDER_JSON, at + 1) !== -1) return JSON.stringify(body);
+  if (at === -1 || outer.indexOf(SPLICE_MARK_JSON, at + 1) !== -1) return JSON.stringify(body);
   const head = outer.slice(0, at);
-  const tail = outer.slice(at + PLACEHOLDER_JSON.length);
+  const tail = outer.slice(at + SPLICE_MARK_JSON.length);
   return {
     pieces: [head, marked.text, tail],
     bytes: Buffer.byteLength(head) + (marked.bytes ?? Buffer.byteLength(marked.text)) + Buffer.byteLength(tail),

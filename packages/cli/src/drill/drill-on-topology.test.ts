@@ -42,6 +42,22 @@ function reportOf(r: ScriptRun): any {
   return report;
 }
 
+/**
+ * What an unplanned drill from `from` to `to` reports when it went well: every acknowledged
+ * canary either verified or counted lost, a measured RTO, the old primary back as a DR secondary
+ * of the new one, and the performance secondary streaming from it.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function expectUnplannedFailover(r: any, from: string, to: string): void {
+  expect(r).toMatchObject({ ok: true, mode: 'unplanned', from, to });
+  expect(r.rpo_writes_lost).toBeGreaterThanOrEqual(0);
+  expect(r.rpo_writes_lost + r.canaries_verified).toBe(r.canaries_acknowledged);
+  expect(r.canaries_acknowledged_before_failure).toBeGreaterThan(0);
+  expect(r.rto_seconds).toBeGreaterThan(0);
+  expect(r.old_primary).toEqual({ came_back_as: 'primary', now: `DR secondary of ${to}` });
+  expect(r.performance_secondary).toMatchObject({ state: 'stream-wals', canary_read: true });
+}
+
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function drillOnDir(args: string[]): Promise<any> {
   return reportOf(await run(DRILL, ['--dir', dir, '--json', '--load-seconds', '3', '--concurrency', '4', ...args], process.env, 400_000));
@@ -88,14 +104,8 @@ describe('scripts/dr-drill on scripts/topology', () => {
 
   it('an unplanned failover (the whole primary SIGKILLed under load) counts what it lost and takes the old primary back as a secondary', async () => {
     const r = await drillOnDir(['--unplanned']);
-    expect(r).toMatchObject({ ok: true, mode: 'unplanned', from: 'dr', to: 'primary' });
-    expect(r.rpo_writes_lost).toBeGreaterThanOrEqual(0);
-    expect(r.rpo_writes_lost + r.canaries_verified).toBe(r.canaries_acknowledged);
-    expect(r.rto_seconds).toBeGreaterThan(0);
-    expect(r.canaries_acknowledged_before_failure).toBeGreaterThan(0);
     // The killed nodes restarted from the state file and unsealed themselves through transit.
-    expect(r.old_primary).toEqual({ came_back_as: 'primary', now: 'DR secondary of primary' });
-    expect(r.performance_secondary).toMatchObject({ state: 'stream-wals', canary_read: true });
+    expectUnplannedFailover(r, 'dr', 'primary');
   });
 
   it('an unplanned drill kills the primary\'s services through docker compose, starts them again and fails over', async () => {
@@ -115,14 +125,8 @@ describe('scripts/dr-drill on scripts/topology', () => {
     ], env, 400_000);
     const report = reportOf(r);
 
-    expect(report).toMatchObject({ ok: true, mode: 'unplanned', from: 'primary', to: 'dr' });
-    expect(report.rpo_writes_lost).toBeGreaterThanOrEqual(0);
-    expect(report.rpo_writes_lost + report.canaries_verified).toBe(report.canaries_acknowledged);
-    expect(report.canaries_acknowledged_before_failure).toBeGreaterThan(0);
-    expect(report.rto_seconds).toBeGreaterThan(0);
     // Started again by `docker compose start`, the old primary's nodes unsealed themselves through transit.
-    expect(report.old_primary).toEqual({ came_back_as: 'primary', now: 'DR secondary of dr' });
-    expect(report.performance_secondary).toMatchObject({ state: 'stream-wals', canary_read: true });
+    expectUnplannedFailover(report, 'primary', 'dr');
 
     const primary = ['primary-1', 'primary-2', 'primary-3'];
     const prefix = ['compose', '-f', composeFile, '-p', PROJECT];
