@@ -3,6 +3,8 @@
 // Applying them as committed changes (10 writes each) next to the hashing alone that any index of
 // them needs (two sha256 per key: its leaf and its entry), and a reindex from a storage scan next
 // to that hashing plus writing one 32-byte record per key to a LevelDB in batches (its first pass).
+// Then writes into a full index, one new key and one rewrite a change, at 10,000 keys and at
+// KEYS: what a write costs should not grow with the number of keys.
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -67,6 +69,45 @@ async function applyBench(dir, data) {
   return took;
 }
 
+/**
+ * Seconds to apply `writes` writes (changes of one new key and one rewrite, handed over 64
+ * changes at a time, flushed on the indexer's own timer) into an index already holding `data`.
+ */
+async function steadyBench(dir, data, writes) {
+  const { MerkleIndexer } = require(path.join(ROOT, 'packages/replication/dist'));
+  const value = randomBytes(256);
+  const changes = [];
+  for (let i = 0; i < data.length; i += 1024) {
+    changes.push({ index: changes.length + 1, ops: data.slice(i, i + 1024).map(([key, v]) => ({ type: 'put', key, value: v })) });
+  }
+  const filled = changes.length;
+  for (let i = 0; i < writes / 2; i++) {
+    const ops = [{ type: 'put', key: `logical/fresh/${i}`, value }, { type: 'put', key: data[(i * 7919) % data.length][0], value }];
+    changes.push({ index: changes.length + 1, ops });
+  }
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
+  const feed = {
+    async *follow(from, signal) {
+      let i = from - 1;
+      for (; i < filled; i += 1024) yield changes.slice(i, Math.min(i + 1024, filled));
+      await held;
+      for (; i < changes.length; i += 64) yield changes.slice(i, i + 64);
+      await new Promise((resolve) => signal?.addEventListener('abort', resolve));
+    },
+  };
+  const indexer = await MerkleIndexer.open({ dir, feed, scan: () => Promise.reject(new Error('no scan')) });
+  await indexer.whenApplied(filled);
+  await indexer.flush();
+  const started = process.hrtime.bigint();
+  release();
+  await indexer.whenApplied(changes.length);
+  await indexer.flush();
+  const took = seconds(started);
+  await indexer.close();
+  return took;
+}
+
 async function reindexBench(dir, data) {
   const { MerkleIndexer } = require(path.join(ROOT, 'packages/replication/dist'));
   const sorted = [...data].sort(([a], [b]) => (a < b ? -1 : 1));
@@ -102,6 +143,11 @@ async function runMerkleBench() {
     line('ceiling: the hashing, then LevelDB batch writes of a record per key', `${(hashing + writing).toFixed(2)} s`);
     const reindex = await reindexBench(dir, data);
     ratio('reindex from a storage scan (keys/s vs ceiling)', KEYS / reindex, KEYS / (hashing + writing), `${reindex.toFixed(2)} s`);
+    const writes = 20000;
+    const small = await steadyBench(path.join(dir, 'steady-small'), data.slice(0, 10000), writes);
+    line(`ceiling: ${writes.toLocaleString('en')} writes into an index of 10,000 keys`, `${((small * 1e6) / writes).toFixed(1)} us a write`);
+    const large = await steadyBench(path.join(dir, 'steady-large'), data, writes);
+    ratio(`the same writes into an index of ${KEYS.toLocaleString('en')} keys (writes/s vs 10,000 keys)`, writes / large, writes / small, `${((large * 1e6) / writes).toFixed(1)} us a write`);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -1,5 +1,5 @@
 import type { KeyClass } from './key-space';
-import { answerDiff, LEAF_LEVEL, LEAVES, planSync, summarize, type LeafDiff, type MerkleIndexer } from './merkle';
+import { answerDiff, LEAF_LEVEL, planSync, summarize, type LeafDiff, type MerkleIndexer } from './merkle';
 import type { PrimaryMerkle } from './primary-service';
 import type { SecondaryMerkle } from './secondary-runner';
 import type { MerkleDiffRequest } from './wire/types';
@@ -22,14 +22,13 @@ export function merkleAdapters(indexer: MerkleIndexer): PrimaryMerkle & Secondar
       const s = summarize(indexer.tree);
       return { trees: TREES.map((tree) => ({ tree, leafHashes: split(s[tree]) })) };
     },
-    diff: (theirs) => {
+    diff: async (theirs) => {
       const hashes = (tree: KeyClass) => Buffer.concat(theirs.trees.find((t) => t.tree === tree)?.leafHashes ?? []);
-      return answerDiff(indexer.tree, { level: LEAF_LEVEL, replicated: hashes('replicated'), local: hashes('local') }).leaves;
+      return (await answerDiff(indexer.tree, { level: LEAF_LEVEL, replicated: hashes('replicated'), local: hashes('local') })).leaves;
     },
-    leavesHolding: (refused) => {
+    leavesHolding: async (refused) => {
       const out: LeafDiff[] = [];
-      for (let leaf = 0; leaf < LEAVES; leaf++) {
-        const entries = indexer.tree.leafEntries('replicated', leaf);
+      for await (const { leaf, entries } of indexer.tree.leaves('replicated')) {
         if (entries.some((e) => refused(e.key))) out.push({ tree: 'replicated', leaf, entries });
       }
       return out;

@@ -68,12 +68,12 @@ function setup(filter?: PathsFilter) {
   const merkle: PrimaryMerkle = {
     caughtUp: async () => {},
     rootBefore: () => Buffer.alloc(0),
-    diff: () => [
+    diff: async () => [
       { tree: 'replicated', leaf: 1, entries: [{ key: 'logical/kv/a', hash: Buffer.alloc(32) }, { key: 'logical/mine/b', hash: Buffer.alloc(32) }, { key: 'logical/hidden/c', hash: Buffer.alloc(32) }] },
       { tree: 'local', leaf: 2, entries: [{ key: 'sys/token/id/t', hash: Buffer.alloc(32) }] },
     ],
     // Leaf 7's hash matches the secondary's, but it holds a key the filter now refuses.
-    leavesHolding: (refused) => [{ tree: 'replicated', leaf: 7, entries: [{ key: 'logical/hidden/old', hash: Buffer.alloc(32) }] }]
+    leavesHolding: async (refused) => [{ tree: 'replicated', leaf: 7, entries: [{ key: 'logical/hidden/old', hash: Buffer.alloc(32) }] }]
       .filter((l) => l.entries.some((e) => refused(e.key))),
   };
   const forwarded: unknown[] = [];

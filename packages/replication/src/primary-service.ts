@@ -16,9 +16,9 @@ import type { WalTracker } from './wal-tracker';
 export interface PrimaryMerkle {
   caughtUp(index: number): Promise<void>;
   /** The leaves whose hash differs from the secondary's, with this node's entries in each. */
-  diff(theirs: MerkleDiffRequest): MerkleDiffResult['leaves'];
+  diff(theirs: MerkleDiffRequest): Promise<MerkleDiffResult['leaves']>;
   /** The replicated tree's leaves holding a key `allows` refuses, with this node's entries in each. */
-  leavesHolding(refused: (key: string) => boolean): MerkleDiffResult['leaves'];
+  leavesHolding(refused: (key: string) => boolean): Promise<MerkleDiffResult['leaves']>;
   rootBefore(index: number): Buffer | undefined;
 }
 export interface PrimaryServiceOptions {
@@ -234,7 +234,7 @@ export class PrimaryService implements ReplicationHandler {
     // The entries reflect at least what last_wal says: streaming from it replays the rest.
     const lastWal = this.options.wal.lastWal;
     await this.options.merkle.caughtUp(this.options.cluster.feed.window().last ?? 0);
-    const leaves = this.options.merkle.diff(request);
+    const leaves = await this.options.merkle.diff(request);
     if (!this.options.selector) return { lastWal, leaves };
     // A filtered secondary is told only what it may hold: a leaf whose entries here are all
     // left out still answers (empty), so that the secondary removes what it holds there.
@@ -243,7 +243,7 @@ export class PrimaryService implements ReplicationHandler {
     // the secondary's (it still holds them from before a filter changed): it then removes them.
     const answered = new Map<number, MerkleDiffResult['leaves'][number]>();
     for (const l of leaves) if (l.tree === 'replicated') answered.set(l.leaf, l);
-    for (const l of this.options.merkle.leavesHolding((key) => !allows(key))) if (!answered.has(l.leaf)) answered.set(l.leaf, l);
+    for (const l of await this.options.merkle.leavesHolding((key) => !allows(key))) if (!answered.has(l.leaf)) answered.set(l.leaf, l);
     return {
       lastWal,
       leaves: [...answered.values()].map((l) => ({ ...l, entries: l.entries.filter((e) => allows(e.key)) })),

@@ -42,7 +42,7 @@ it('a performance secondary syncs and streams only shared keys, keeps its own, t
     caughtUp: async () => {},
     summary: () => ({ trees: [] }),
     // What planning over the answer gives: fetch what the primary listed, remove what this node holds beside it.
-    plan: (leaves) => ({
+    plan: async (leaves) => ({
       fetch: leaves.flatMap((l) => l.entries.map((e) => e.key)),
       remove: leaves.some((l) => l.tree === 'local') ? ['sys/token/id/mine'] : ['logical/local-mount/x', 'logical/hidden/y'],
     }),

@@ -13,7 +13,7 @@ export interface SecondaryMerkle {
   caughtUp(index: number): Promise<void>;
   summary(): MerkleDiffRequest;
   /** Given the primary's entries of the leaves that differ: the keys to fetch and those to delete here. */
-  plan(leaves: MerkleDiffResult['leaves']): { fetch: string[]; remove: string[] };
+  plan(leaves: MerkleDiffResult['leaves']): Promise<{ fetch: string[]; remove: string[] }>;
 }
 
 /** What a performance secondary does beyond a DR one: it holds keys of its own, and its core serves. */
@@ -279,7 +279,7 @@ export class SecondaryRunner {
     this.live.state = 'merkle-diff';
     await this.options.merkle.caughtUp(this.options.applied());
     const diff = await client.merkleDiff(this.options.merkle.summary());
-    const plan = this.plan(diff.leaves);
+    const plan = await this.plan(diff.leaves);
     // A Merkle sync costs far more than streaming: operators want to see each one.
     this.options.logger.info(`${this.name}: Merkle sync with the primary`, { fetch: plan.fetch.length, remove: plan.remove.length, last_wal: diff.lastWal });
     this.live.state = 'merkle-sync';
@@ -318,10 +318,10 @@ export class SecondaryRunner {
    * A performance secondary keeps keys of its own (tokens, leases, local mounts) in both trees:
    * only the shared tree is compared, and only shared keys are removed.
    */
-  private plan(leaves: MerkleDiffResult['leaves']): { fetch: string[]; remove: string[] } {
+  private async plan(leaves: MerkleDiffResult['leaves']): Promise<{ fetch: string[]; remove: string[] }> {
     const only = this.options.sharedOnly;
     if (!only) return this.options.merkle.plan(leaves);
-    const plan = this.options.merkle.plan(leaves.filter((l) => l.tree === 'replicated'));
+    const plan = await this.options.merkle.plan(leaves.filter((l) => l.tree === 'replicated'));
     return { fetch: plan.fetch, remove: plan.remove.filter((key) => only.isShared(key)) };
   }
 

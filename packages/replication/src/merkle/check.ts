@@ -1,7 +1,6 @@
 import type { KeyClass } from '../key-space';
-import { compositeRoot, FANOUT, HASH_BYTES, LEAF_LEVEL, LEAVES, nodesAt, pageHash, pageNumber, TREES, ZERO_HASH } from './layout';
-import { leafHash } from './leaf-record';
-import { LEAF_RANGE, META_KEY, PAGE_RANGE, parseNodeKey, type MerkleDb } from './store';
+import { addToSum, compositeRoot, FANOUT, HASH_BYTES, LEAF_LEVEL, LEAVES, nodesAt, pageHash, pageNumber, sha256, TREES, ZERO_HASH } from './layout';
+import { ENTRY_RANGE, META_KEY, PAGE_RANGE, parseNodeKey, type MerkleDb } from './store';
 
 /** Vault's merkle-check answer (its field names). */
 export interface CorruptionReport {
@@ -19,19 +18,20 @@ export interface CorruptionReport {
 }
 
 /**
- * Checks the stored tree against itself: recomputes every page bottom-up from the stored leaf
- * records alone and compares each stored page with its recomputation, subpage by subpage, then
+ * Checks the stored tree against itself: recomputes every page bottom-up from the stored entries
+ * alone and compares each stored page with its recomputation, subpage by subpage, then
  * the checkpoint's subtree and composite roots with the recomputed ones. Reads one LevelDB
  * snapshot, so flushes may go on; the caller flushes first for the check to cover the tree as
- * applied. A damaged page shows as itself; a damaged leaf as its whole path up to the roots.
+ * applied. A damaged page shows as itself; a damaged entry as its leaf's whole path up to the roots.
  */
 export async function checkStoredTree(db: MerkleDb, epoch: string): Promise<CorruptionReport> {
   const snapshot = db.snapshot();
   try {
     const leaves = TREES.map(() => Buffer.alloc(LEAVES * HASH_BYTES));
-    for await (const [key, record] of db.iterator({ ...LEAF_RANGE, snapshot })) {
+    for await (const [key, hash] of db.iterator({ ...ENTRY_RANGE, snapshot })) {
       const { tree, n } = parseNodeKey(key);
-      if (tree < TREES.length && n < LEAVES) leafHash(record).copy(leaves[tree]!, n * HASH_BYTES);
+      // An entry of the wrong length counts as some other hash: its leaf shows as damaged.
+      if (tree < TREES.length && n < LEAVES) addToSum(leaves[tree]!.subarray(n * HASH_BYTES, (n + 1) * HASH_BYTES), hash.length === HASH_BYTES ? hash : sha256(hash));
     }
     const stored = new Map<string, Buffer>();
     for await (const [key, content] of db.iterator({ ...PAGE_RANGE, snapshot })) stored.set(key.slice(1), content);

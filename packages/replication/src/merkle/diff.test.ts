@@ -50,19 +50,24 @@ describe('Merkle diff and sync', () => {
       ...Array.from({ length: 50 }, (_, i) => put(`logical/gone/${i}`, 'x')),
       put('sys/token/id/old', 'x'),
     ]);
+    // Part of each side's entries on disk, and writes since that are not: a leaf's entries are both.
+    await Promise.all([primary.tree.flush(), secondary.tree.flush()]);
+    primary.write([put('logical/m/3', 'after the flush'), { type: 'delete', key: 'logical/m/4' }]);
+    secondary.write([{ type: 'delete', key: 'logical/gone/0' }, put('logical/gone/0', 'back'), { type: 'delete', key: 'logical/m/5' }]);
     let roundTrips = 0;
 
     // 1. merkle-diff: the secondary's leaf hashes out, the differing leaves' entries back.
     roundTrips++;
     const question: MerkleSummary = wire(summarize(secondary.tree));
-    const answer = wire(answerDiff(primary.tree, question));
+    const answer = wire(await answerDiff(primary.tree, question));
     expect(answer.index).toBe(primary.storage.index);
     // Written on the primary after the diff: the stream from answer.index + 1 carries it.
     primary.write([put('logical/m/1', 'newer'), { type: 'delete', key: 'logical/m/2' }]);
 
     // 2. merkle-sync: the values of what differs, read on the primary now.
-    const plan = planSync(secondary.tree, answer.leaves);
-    expect(plan.remove).toHaveLength(51);
+    const plan = await planSync(secondary.tree, answer.leaves);
+    // The 50 gone keys but one written back, the old token, and logical/m/4 deleted on the primary.
+    expect(plan.remove).toHaveLength(52);
     roundTrips++;
     const values = wire(plan.fetch.map((key) => [key, primary.storage.data.get(key) ?? null] as const));
     secondary.write([
@@ -82,8 +87,31 @@ describe('Merkle diff and sync', () => {
     const b = await side('b');
     a.write([put('logical/x', '1')]);
     b.write([put('logical/x', '1')]);
-    expect(answerDiff(a.tree, summarize(b.tree)).leaves).toEqual([]);
+    expect((await answerDiff(a.tree, summarize(b.tree))).leaves).toEqual([]);
     expect(() => differingNodes(a.tree, { level: LEAF_LEVEL, replicated: Buffer.alloc(32), local: Buffer.alloc(32) })).toThrow(/replicated hashes must be 4096 hashes/);
     expect(() => summarize(a.tree, 9)).toThrow(RangeError);
+  });
+
+  it('reads a few differing leaves one by one and many in one scan, with the same answer', async () => {
+    const primary = await side('primary');
+    const few = await side('few');
+    const many = await side('many');
+    primary.write(Array.from({ length: 3000 }, (_, i) => put(`logical/k/${i}`, `v${i}`)));
+    await primary.tree.flush();
+    primary.write([put('logical/k/7', 'unflushed'), { type: 'delete', key: 'logical/k/8' }]);
+    few.write(Array.from({ length: 3000 }, (_, i) => put(`logical/k/${i}`, i < 5 ? 'old' : `v${i}`)));
+    many.write([put('logical/other', 'x')]);
+    const fewAnswer = await answerDiff(primary.tree, summarize(few.tree));
+    const manyAnswer = await answerDiff(primary.tree, summarize(many.tree));
+    expect(fewAnswer.leaves.length).toBeLessThanOrEqual(16);
+    expect(manyAnswer.leaves.length).toBeGreaterThan(16);
+    const byLeaf = new Map(manyAnswer.leaves.map((l) => [`${l.tree}/${l.leaf}`, l.entries]));
+    // A leaf left out of the second answer is empty on the primary, as it is there.
+    for (const l of fewAnswer.leaves) expect(l.entries).toEqual(byLeaf.get(`${l.tree}/${l.leaf}`) ?? []);
+    const all = manyAnswer.leaves.flatMap((l) => l.entries.map((e) => e.key));
+    expect(all).toHaveLength(2999);
+    expect(all).toContain('logical/k/7');
+    expect(all).not.toContain('logical/k/8');
+    expect(await planSync(many.tree, manyAnswer.leaves)).toEqual({ fetch: expect.arrayContaining(all), remove: ['logical/other'] });
   });
 });

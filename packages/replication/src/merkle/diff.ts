@@ -1,6 +1,8 @@
 import type { KeyClass } from '../key-space';
 import { HASH_BYTES, LEAF_LEVEL, LEAVES, nodesAt, TREES } from './layout';
-import type { MerkleTree } from './merkle-tree';
+import type { LeafEntry, MerkleTree } from './merkle-tree';
+
+export type { LeafEntry } from './merkle-tree';
 
 /*
  * The two round trips of a Merkle sync, as plain data for the wire:
@@ -17,11 +19,6 @@ export interface MerkleSummary {
   level: number;
   replicated: Buffer;
   local: Buffer;
-}
-
-export interface LeafEntry {
-  key: string;
-  hash: Buffer;
 }
 
 /** One differing leaf as the primary has it. */
@@ -59,21 +56,48 @@ export function differingNodes(tree: MerkleTree, theirs: MerkleSummary): Record<
 }
 
 /** On the primary: every leaf that differs from the secondary's leaf-level summary, with its entries, at one index. */
-export function answerDiff(tree: MerkleTree, theirs: MerkleSummary): DiffAnswer {
+export async function answerDiff(tree: MerkleTree, theirs: MerkleSummary): Promise<DiffAnswer> {
   if (theirs.level !== LEAF_LEVEL) throw new RangeError(`a diff compares leaves: level must be ${LEAF_LEVEL}`);
   const differing = differingNodes(tree, theirs);
+  // Taken first: each leaf is read as of this index or later, and replaying a write is harmless.
+  const index = tree.applied;
   const leaves: LeafDiff[] = [];
-  for (const cls of TREES) for (const leaf of differing[cls]) leaves.push({ tree: cls, leaf, entries: tree.leafEntries(cls, leaf) });
-  return { index: tree.applied, leaves };
+  for (const cls of TREES) {
+    const found = await entriesOf(tree, cls, differing[cls]);
+    for (const leaf of differing[cls]) leaves.push({ tree: cls, leaf, entries: found.get(leaf) ?? [] });
+  }
+  return { index, leaves };
+}
+
+/** Past this many leaves, one scan of the range they span costs less than a read per leaf. */
+const LEAVES_READ_ONE_BY_ONE = 16;
+
+/** The entries of `leaves` (in increasing order) of one tree, as of the call or later. */
+export async function entriesOf(tree: MerkleTree, cls: KeyClass, leaves: readonly number[]): Promise<Map<number, LeafEntry[]>> {
+  const out = new Map<number, LeafEntry[]>();
+  if (leaves.length <= LEAVES_READ_ONE_BY_ONE) {
+    for (const leaf of leaves) out.set(leaf, await tree.leafEntries(cls, leaf));
+    return out;
+  }
+  const wanted = new Set(leaves);
+  for await (const { leaf, entries } of tree.leaves(cls, leaves[0], (leaves.at(-1) as number) + 1)) if (wanted.has(leaf)) out.set(leaf, entries);
+  return out;
 }
 
 /** On the secondary: the keys to fetch from the primary (missing or different here) and those to delete. */
-export function planSync(tree: MerkleTree, leaves: readonly LeafDiff[]): { fetch: string[]; remove: string[] } {
+export async function planSync(tree: MerkleTree, leaves: readonly LeafDiff[]): Promise<{ fetch: string[]; remove: string[] }> {
   const fetch: string[] = [];
   const remove: string[] = [];
-  for (const { tree: cls, leaf, entries } of leaves) {
+  for (const { tree: cls, leaf } of leaves) {
     if (!TREES.includes(cls) || !Number.isInteger(leaf) || leaf < 0 || leaf >= LEAVES) throw new RangeError(`no leaf ${leaf} in a ${cls} tree`);
-    const ours = new Map(tree.leafEntries(cls, leaf).map((e) => [e.key, e.hash]));
+  }
+  const held = new Map<KeyClass, Map<number, LeafEntry[]>>();
+  for (const cls of TREES) {
+    const wanted = [...new Set(leaves.filter((l) => l.tree === cls).map((l) => l.leaf))].sort((a, b) => a - b);
+    held.set(cls, await entriesOf(tree, cls, wanted));
+  }
+  for (const { tree: cls, leaf, entries } of leaves) {
+    const ours = new Map((held.get(cls)?.get(leaf) ?? []).map((e) => [e.key, e.hash]));
     for (const { key, hash } of entries) {
       const mine = ours.get(key);
       if (!mine || !mine.equals(hash)) fetch.push(key);

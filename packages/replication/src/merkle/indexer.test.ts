@@ -3,10 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MerkleIndexer, type MerkleIndexerOptions } from './indexer';
 import { leafOf } from './layout';
-import { Leaf } from './leaf-record';
 import { MerkleTree } from './merkle-tree';
 import type { StorageScan } from './rebuild';
-import { leafKey, openMerkleDb, pageKey } from './store';
+import { entryPrefix, openMerkleDb, pageKey } from './store';
 import { del, FakeCluster, put, waitUntil } from './test-support/fake-cluster';
 
 describe('MerkleIndexer', () => {
@@ -150,7 +149,7 @@ describe('MerkleIndexer', () => {
     expect(again.status().reindex).toMatchObject({ running: false, diff: true, result: { leavesRewritten: 0, added: [], removed: [], changed: [] } });
   });
 
-  it('finds a flipped byte in a stored page and in a stored leaf, and a reindex repairs both', async () => {
+  it('finds a flipped byte in a stored page and in a stored entry, and a reindex repairs both', async () => {
     writeKeys(0, 200);
     const indexer = await start();
     await caughtUp(indexer);
@@ -167,11 +166,10 @@ describe('MerkleIndexer', () => {
     const page = (await db.get(pageKey(0, damagedPage))) as Buffer;
     page[3 * 32 + 5] = (page[3 * 32 + 5] as number) ^ 0x40;
     await db.put(pageKey(0, damagedPage), page);
-    const record = (await db.get(leafKey(0, leaf))) as Buffer;
-    // The last byte is the hash of the leaf's last key.
-    const changedKey = Leaf.decode(record).keys().at(-1);
-    record[record.length - 1] = (record[record.length - 1] as number) ^ 0x01;
-    await db.put(leafKey(0, leaf), record);
+    const changedKey = damagedKey;
+    const record = (await db.get(entryPrefix(0, leaf) + damagedKey)) as Buffer;
+    record[31] = (record[31] as number) ^ 0x01;
+    await db.put(entryPrefix(0, leaf) + damagedKey, record);
     await db.close();
 
     const damaged = await start();

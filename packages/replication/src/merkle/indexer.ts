@@ -100,7 +100,7 @@ export class MerkleIndexer {
       indexer = new MerkleIndexer(db, tree, options);
       const marker = await db.get(REINDEX_KEY);
       if (marker) indexer.wanted = parseRequest(marker);
-      else if (tree.unreadableCheckpoint) indexer.wanted = { diff: false, force: true };
+      else if (tree.wantsRebuild) indexer.wanted = { diff: false, force: true };
     } catch (err) {
       await db.close();
       throw err;
@@ -217,6 +217,9 @@ export class MerkleIndexer {
     this.following = following;
     try {
       for await (const batch of this.options.feed.follow(this.tree.applied + 1, following.signal)) {
+        const changes = batch.filter((change): change is Extract<CommittedChange, { ops: unknown }> => 'ops' in change && change.index > this.tree.applied);
+        await this.tree.prefetch(changes);
+        if (this.closed) return;
         for (const change of batch) {
           if (change.index <= this.tree.applied) continue;
           if ('restored' in change) {

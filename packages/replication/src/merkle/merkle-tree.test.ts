@@ -39,7 +39,7 @@ describe('MerkleTree', () => {
     expect(tree.treeRoot('replicated')).toEqual(ZERO_HASH);
     expect(tree.treeRoot('local')).not.toEqual(ZERO_HASH);
     expect(tree.count('local')).toBe(1);
-    expect(tree.leafEntries('local', leafOf('sys/token/id/abc'))).toEqual([{ key: 'sys/token/id/abc', hash: entryHash('sys/token/id/abc', Buffer.from('sealed')) }]);
+    expect(await tree.leafEntries('local', leafOf('sys/token/id/abc'))).toEqual([{ key: 'sys/token/id/abc', hash: entryHash('sys/token/id/abc', Buffer.from('sealed')) }]);
     tree.apply(3, [del('sys/token/id/abc')]);
     expect(tree.root).toEqual(empty);
     expect(tree.count('local')).toBe(0);
@@ -125,19 +125,78 @@ describe('MerkleTree', () => {
     const again = await openTree('a');
     expect(again.applied).toBe(2);
     expect(again.root).toEqual(root);
-    expect(again.leafEntries('local', leafOf('sys/token/id/x')).map((e) => e.key)).toEqual(['sys/token/id/x']);
+    expect((await again.leafEntries('local', leafOf('sys/token/id/x'))).map((e) => e.key)).toEqual(['sys/token/id/x']);
   });
 
-  it('keeps only a bounded cache of leaves and reads the others back from disk', async () => {
+  it('reads a replaced entry from disk, from what is not flushed, or from a read ahead, alike', async () => {
     const tree = await openTree('a');
-    const keys = 20000;
-    for (let i = 0; i < keys; i += 500) tree.apply(i + 1, Array.from({ length: 500 }, (_, j) => put(`logical/${i + j}`, 'v')));
+    const keys = 2000;
+    tree.apply(1, Array.from({ length: keys }, (_, i) => put(`logical/${i}`, 'v')));
     await tree.flush();
-    // Every leaf was touched; rewrite some so that leaves evicted after the flush are read again.
-    for (let i = 0; i < keys; i += 97) tree.apply(keys + i + 1, [put(`logical/${i}`, 'w')]);
+    // Some rewrites read their entry from disk, some from the read ahead, some from a write not flushed.
+    tree.apply(2, [put('logical/0', 'w'), { type: 'delete', key: 'logical/1' }]);
+    await tree.prefetch([{ ops: [put('logical/2', 'w'), put('logical/3', 'w')] }]);
+    tree.apply(3, [put('logical/2', 'w'), put('logical/3', 'w'), put('logical/0', 'x'), put('logical/1', 'back')]);
+    const flushing = tree.flush();
+    tree.apply(4, [put('logical/4', 'w'), { type: 'delete', key: 'logical/0' }]);
+    await flushing;
+    tree.apply(5, [put('logical/0', 'again'), put('logical/5', 'w')]);
     const fresh = await openTree('b');
-    fresh.apply(1, Array.from({ length: keys }, (_, i) => put(`logical/${i}`, i % 97 === 0 ? 'w' : 'v')));
+    fresh.apply(1, Array.from({ length: keys }, (_, i) => put(`logical/${i}`, ['again', 'back', 'w', 'w', 'w', 'w'][i] ?? 'v')));
     expect(tree.root).toEqual(fresh.root);
+    expect(tree.hashesAt('replicated', LEAF_LEVEL)).toEqual(fresh.hashesAt('replicated', LEAF_LEVEL));
     expect(tree.count('replicated')).toBe(keys);
+    const leaf = leafOf('logical/0');
+    expect(await tree.leafEntries('replicated', leaf)).toEqual(await fresh.leafEntries('replicated', leaf));
+  });
+
+  it('does not trust a read ahead made before a flush ended', async () => {
+    const tree = await openTree('a');
+    tree.apply(1, [put('logical/a', '1')]);
+    // Read ahead while the first write is not on disk: it finds nothing there.
+    const flushing = tree.flush();
+    await tree.prefetch([{ ops: [put('logical/a', '2')] }]);
+    await flushing;
+    // Had the read ahead been used, the old entry would not be taken out of the leaf's sum.
+    tree.apply(2, [put('logical/a', '2')]);
+    const fresh = await openTree('b');
+    fresh.apply(1, [put('logical/a', '2')]);
+    expect(tree.root).toEqual(fresh.root);
+    expect(tree.count('replicated')).toBe(1);
+  });
+
+  it('writes one record per changed key, whatever the size of its leaf', async () => {
+    const tree = await openTree('a');
+    const db = dbs[0]!;
+    tree.apply(1, Array.from({ length: 20000 }, (_, i) => put(`logical/${i}`, 'v')));
+    await tree.flush();
+    const batch = db.batch.bind(db) as unknown as (ops: Array<{ key: string; value?: Buffer }>) => Promise<void>;
+    let written: Array<{ key: string; value?: Buffer }> = [];
+    (db as { batch: unknown }).batch = (ops: Array<{ key: string; value?: Buffer }>) => {
+      written = ops;
+      return batch(ops);
+    };
+    tree.apply(2, [put('logical/7', 'w')]);
+    await tree.flush();
+    const entries = written.filter((op) => op.key.startsWith('e'));
+    expect(entries).toHaveLength(1);
+    expect(entries[0]!.value).toHaveLength(32);
+    // The pages above the one leaf (one a level), and the root before change 2, and the checkpoint.
+    expect(written.filter((op) => op.key.startsWith('p'))).toHaveLength(3);
+    expect(written).toHaveLength(6);
+  });
+
+  it('comes back from a store of the first format empty and asking for a rebuild', async () => {
+    const tree = await openTree('a');
+    tree.apply(1, [put('logical/a', '1')]);
+    await tree.flush();
+    const db = dbs[0]!;
+    const meta = JSON.parse(((await db.get('m')) as Buffer).toString('utf8')) as Record<string, unknown>;
+    delete meta.format;
+    await db.put('m', Buffer.from(JSON.stringify(meta)));
+    await closeAll();
+    const again = await openTree('a');
+    expect(again.wantsRebuild).toBe(true);
+    expect(again.applied).toBe(0);
   });
 });

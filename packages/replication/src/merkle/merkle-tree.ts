@@ -1,16 +1,20 @@
 import type { TxnOp } from '@strongroom/base';
 import { classifyKey, type KeyClass } from '../key-space';
 import {
-  compositeRoot, entryHash, FANOUT, HASH_BYTES, LEAF_LEVEL, leafOf, LEAVES, nodesAt, pageHash, pageNumber, TREES, ZERO_HASH,
+  addToSum, compositeRoot, entryHash, FANOUT, HASH_BYTES, LEAF_LEVEL, leafOf, LEAVES, nodesAt, pageHash, pageNumber, subtractFromSum, TREES, ZERO_HASH,
 } from './layout';
-import { encodeEntry, entryHashOf, Leaf, leafHash } from './leaf-record';
 import { RootHistory } from './root-history';
-import { HISTORY_RANGE, historyKey, leafKey, META_KEY, PAGE_RANGE, pageKey, parseNodeKey, REINDEX_KEY, type MerkleDb } from './store';
+import {
+  entryPrefix, HISTORY_RANGE, historyKey, META_KEY, PAGE_RANGE, pageKey, parseNodeKey, PREFIX_LENGTH, REINDEX_KEY, type MerkleDb,
+} from './store';
 
 /** Vault's logshipper_buffer_length: how many roots-before are kept by default. */
 export const DEFAULT_HISTORY_LENGTH = 16384;
-/** Clean leaves kept decoded in memory; dirty ones are kept until written whatever their number. */
-const LEAF_CACHE = 1024;
+/**
+ * The store's layout (store.ts). The first format kept each leaf as one record, rewritten whole
+ * on every write to it; a store of that format is rebuilt from storage at open.
+ */
+const FORMAT = 2;
 
 /** The checkpoint record. */
 interface Meta {
@@ -20,6 +24,7 @@ interface Meta {
   roots: [string, string];
   root: string;
   lastReindexEpoch?: string | undefined;
+  format?: number;
 }
 
 type Op = { type: 'put'; key: string; value: Buffer } | { type: 'del'; key: string };
@@ -44,30 +49,49 @@ export function treeNumber(tree: KeyClass): number {
   return TREES.indexOf(tree);
 }
 
+/** A leaf's entry: its key and entry hash. */
+export interface LeafEntry {
+  key: string;
+  hash: Buffer;
+}
+
+/** Entries written since a flush began, by entry key (store.ts): the entry hash, or null for a delete. */
+type Overlay = Map<string, Buffer | null>;
+
 /**
- * One node's Merkle index (layout.ts): every hash in memory, leaves on disk behind a cache,
- * updated one committed change at a time and written to its LevelDB by `flush` with the
- * applied index it reflects. Only one caller applies (the indexer); `flush` may run meanwhile.
+ * One node's Merkle index (layout.ts): every hash in memory, entries on disk, updated one
+ * committed change at a time and written to its LevelDB by `flush` with the applied index it
+ * reflects. A write reads only the entry it replaces (from the writes not yet flushed, else from
+ * disk), so its cost does not grow with the number of keys. Only one caller applies (the
+ * indexer); `flush` and reads of entries may run meanwhile.
  */
 export class MerkleTree {
-  /** levels[tree][level]: the hashes of that level's nodes, HASH_BYTES each. */
+  /** levels[tree][level]: the hashes of that level's nodes, HASH_BYTES each (the leaves' sums at LEAF_LEVEL). */
   private levels: Buffer[][] = [];
   private counts: [number, number] = [0, 0];
   private rootValue: Buffer = compositeRoot(ZERO_HASH, ZERO_HASH);
   private appliedIndex = 0;
   private history: RootHistory;
-  /** Decoded leaves by tree * LEAVES + leaf, least recently used first. */
-  private readonly cache = new Map<number, Leaf>();
-  /** Leaf records changed since the last flush began. */
-  private pending = new Map<number, Buffer>();
-  /** Leaf records of the flush being written: read from here, not from disk, until it lands. */
-  private writing = new Map<number, Buffer>();
+  /** Entries changed since the last flush began. */
+  private pending: Overlay = new Map();
+  /** Leaves changed since the last flush began, as tree * LEAVES + leaf: their pages are written with it. */
+  private pendingLeaves = new Set<number>();
+  /** The entries of the flush being written: read from here, not from disk, until it lands. */
+  private writing: Overlay = new Map();
+  private writingLeaves = new Set<number>();
+  /** Flushes ended so far: a read of disk made before one ended may miss what it wrote. */
+  private flushesEnded = 0;
+  /**
+   * Read ahead of the changes about to apply (`prefetch`): stored entries by entry key, and the
+   * leaf of each key written (a sha256 not to compute twice).
+   */
+  private prefetched: { flushesEnded: number; found: Map<string, Buffer | undefined>; leaves: Map<string, number> } | undefined;
   private flushing: Promise<void> | undefined;
   private frozen = false;
   private flushedApplied = 0;
   private lastReindexEpoch: string | undefined;
-  /** The checkpoint record did not parse: the tree is empty and wants a reindex. */
-  unreadableCheckpoint = false;
+  /** The checkpoint did not parse, or the store is of the first format: the tree is empty and wants a reindex. */
+  wantsRebuild = false;
 
   private constructor(private readonly db: MerkleDb, private readonly historyLength: number) {
     this.history = new RootHistory(historyLength, 0);
@@ -119,11 +143,100 @@ export class MerkleTree {
     return Buffer.from(this.levels[treeNumber(tree)]![level]!);
   }
 
-  /** A leaf's entries, in key order. */
-  leafEntries(tree: KeyClass, leaf: number): Array<{ key: string; hash: Buffer }> {
+  /** A leaf's entries, in key order, as applied when it is called. */
+  async leafEntries(tree: KeyClass, leaf: number): Promise<LeafEntry[]> {
     if (!Number.isInteger(leaf) || leaf < 0 || leaf >= LEAVES) throw new RangeError(`leaf must be an integer from 0 to ${LEAVES - 1}`);
-    const entries = this.leaf(treeNumber(tree) * LEAVES + leaf);
-    return entries.keys().map((key) => ({ key, hash: Buffer.from(entryHashOf(entries.get(key) as Buffer)) }));
+    for await (const found of this.leaves(tree, leaf, leaf + 1)) return found.entries;
+    return [];
+  }
+
+  /**
+   * Every non-empty leaf of `tree` from `from` up to (not including) `to`, in leaf order, each
+   * with its entries in key order, as applied when it is called: later applies do not show.
+   */
+  async *leaves(tree: KeyClass, from = 0, to = LEAVES): AsyncGenerator<{ leaf: number; entries: LeafEntry[] }> {
+    const t = treeNumber(tree);
+    // What is not on disk yet, taken in the same turn as the disk's snapshot: together they are the tree now.
+    const unflushed = new Map<number, Overlay>();
+    for (const overlay of [this.writing, this.pending]) {
+      for (const [key, hash] of overlay) {
+        const { tree: kt, n: leaf } = parseNodeKey(key);
+        if (kt !== t || leaf < from || leaf >= to) continue;
+        let entries = unflushed.get(leaf);
+        if (!entries) unflushed.set(leaf, (entries = new Map()));
+        entries.set(key.slice(PREFIX_LENGTH), hash);
+      }
+    }
+    const snapshot = this.db.snapshot();
+    const stored = this.db.iterator({ gte: entryPrefix(t, from), lt: entryPrefix(t, to), snapshot });
+    const extra = [...unflushed.keys()].sort((a, b) => a - b);
+    let nextExtra = 0;
+    const leafOut = (leaf: number, entries: Map<string, Buffer>) => {
+      for (const [key, hash] of unflushed.get(leaf) ?? []) {
+        if (hash) entries.set(key, hash);
+        else entries.delete(key);
+      }
+      const keys = [...entries.keys()].sort();
+      return { leaf, entries: keys.map((key) => ({ key, hash: entries.get(key) as Buffer })) };
+    };
+    try {
+      let current = -1;
+      let entries = new Map<string, Buffer>();
+      for (let batch = await stored.nextv(1024); batch.length > 0; batch = await stored.nextv(1024)) {
+        for (const [key, hash] of batch) {
+          const leaf = parseNodeKey(key).n;
+          if (leaf !== current) {
+            if (current >= 0) {
+              const out = leafOut(current, entries);
+              if (out.entries.length > 0) yield out;
+            }
+            while (nextExtra < extra.length && (extra[nextExtra] as number) < leaf) {
+              const out = leafOut(extra[nextExtra++] as number, new Map());
+              if (out.entries.length > 0) yield out;
+            }
+            if (extra[nextExtra] === leaf) nextExtra++;
+            current = leaf;
+            entries = new Map();
+          }
+          entries.set(key.slice(PREFIX_LENGTH), storedHash(key, hash));
+        }
+      }
+      if (current >= 0) {
+        const out = leafOut(current, entries);
+        if (out.entries.length > 0) yield out;
+      }
+      while (nextExtra < extra.length) {
+        const out = leafOut(extra[nextExtra++] as number, new Map());
+        if (out.entries.length > 0) yield out;
+      }
+    } finally {
+      await stored.close();
+      await snapshot.close();
+    }
+  }
+
+  /**
+   * Reads from disk, off the main thread, the stored entries that the writes of `changes` will
+   * replace, so that `apply` finds them in memory. Optional: `apply` reads what it lacks itself.
+   */
+  async prefetch(changes: ReadonlyArray<{ ops: readonly TxnOp[] }>): Promise<void> {
+    const keys: string[] = [];
+    const leaves = new Map<string, number>();
+    for (const change of changes) {
+      for (const op of change.ops) {
+        const cls = classifyKey(op.key);
+        if (!cls) continue;
+        const leaf = leafOf(op.key);
+        leaves.set(op.key, leaf);
+        const key = entryPrefix(treeNumber(cls), leaf) + op.key;
+        if (!this.pending.has(key) && !this.writing.has(key)) keys.push(key);
+      }
+    }
+    const flushesEnded = this.flushesEnded;
+    const values = keys.length > 0 ? await this.db.getMany(keys) : [];
+    const found = new Map<string, Buffer | undefined>();
+    for (let i = 0; i < keys.length; i++) found.set(keys[i] as string, values[i]);
+    this.prefetched = { flushesEnded, found, leaves };
   }
 
   /**
@@ -137,23 +250,21 @@ export class MerkleTree {
       const cls = classifyKey(op.key);
       if (!cls) continue;
       const t = treeNumber(cls);
-      const id = t * LEAVES + leafOf(op.key);
-      const entries = this.leaf(id);
-      if (op.type === 'put') {
-        if (entries.set(op.key, encodeEntry(op.key, entryHash(op.key, op.value)))) this.counts[t] = this.count(cls) + 1;
-      } else if (entries.delete(op.key)) {
-        this.counts[t] = this.count(cls) - 1;
-      }
-      touched.add(id);
+      const leaf = this.prefetched?.leaves.get(op.key) ?? leafOf(op.key);
+      const key = entryPrefix(t, leaf) + op.key;
+      const before = this.entryBefore(key);
+      const after = op.type === 'put' ? entryHash(op.key, op.value) : null;
+      if (!before && !after) continue;
+      const sum = this.levels[t]![LEAF_LEVEL]!.subarray(leaf * HASH_BYTES, (leaf + 1) * HASH_BYTES);
+      if (before) subtractFromSum(sum, before);
+      if (after) addToSum(sum, after);
+      this.counts[t] = this.counts[t]! + (after ? 1 : 0) - (before ? 1 : 0);
+      this.pending.set(key, after);
+      touched.add(t * LEAVES + leaf);
     }
     if (touched.size > 0) {
       const before = this.rootValue;
-      for (const id of touched) {
-        const record = (this.cache.get(id) as Leaf).encode();
-        this.pending.set(id, record);
-        const t = Math.floor(id / LEAVES);
-        this.levels[t]![LEAF_LEVEL]!.set(leafHash(record), (id % LEAVES) * HASH_BYTES);
-      }
+      for (const id of touched) this.pendingLeaves.add(id);
       this.rehashAbove(touched);
       this.history.record(index, before);
     }
@@ -174,10 +285,10 @@ export class MerkleTree {
     while (this.flushing) await this.flushing.catch(() => undefined);
     if (this.frozen || !this.dirty) return;
     const ops: Op[] = [];
+    for (const [key, hash] of this.pending) ops.push(hash ? { type: 'put', key, value: hash } : { type: 'del', key });
     const pages = new Set<number>();
-    for (const [id, record] of this.pending) {
+    for (const id of this.pendingLeaves) {
       const t = Math.floor(id / LEAVES);
-      ops.push(record.length === 0 ? { type: 'del', key: leafKey(t, id % LEAVES) } : { type: 'put', key: leafKey(t, id % LEAVES), value: record });
       // Every page above the leaf, as (tree, level, page) packed in one number.
       let n = id % LEAVES;
       for (let level = LEAF_LEVEL - 1; level >= 0; level--) {
@@ -194,7 +305,9 @@ export class MerkleTree {
     for (const [index, root] of this.history.since(this.flushedApplied)) ops.push({ type: 'put', key: historyKey(index), value: root });
     ops.push({ type: 'put', key: META_KEY, value: this.metaRecord() });
     this.writing = this.pending;
+    this.writingLeaves = this.pendingLeaves;
     this.pending = new Map();
+    this.pendingLeaves = new Set();
     const applied = this.appliedIndex;
     const oldest = this.history.oldest;
     const write = async () => {
@@ -202,13 +315,15 @@ export class MerkleTree {
         await this.db.batch(ops);
         this.flushedApplied = applied;
       } catch (err) {
-        // Not written: these records go out with the next flush, unless newer ones replaced them.
-        for (const [id, record] of this.writing) if (!this.pending.has(id)) this.pending.set(id, record);
+        // Not written: these entries and pages go out with the next flush, unless newer ones replaced them.
+        for (const [key, hash] of this.writing) if (!this.pending.has(key)) this.pending.set(key, hash);
+        for (const id of this.writingLeaves) this.pendingLeaves.add(id);
         throw err;
       } finally {
         this.writing = new Map();
+        this.writingLeaves = new Set();
+        this.flushesEnded++;
       }
-      this.evict();
       if (oldest !== undefined) await this.db.clear({ gte: HISTORY_RANGE.gte, lt: historyKey(oldest) });
     };
     this.flushing = write().finally(() => {
@@ -219,7 +334,7 @@ export class MerkleTree {
 
   /**
    * Stops flushing until `install`, and waits for a flush in progress: a rebuild is about to
-   * rewrite the store, which a flush of the old tree's leaves would undo.
+   * rewrite the store, which a flush of the old tree's entries would undo.
    */
   async freeze(): Promise<void> {
     this.frozen = true;
@@ -227,14 +342,16 @@ export class MerkleTree {
   }
 
   /**
-   * Takes over the leaves a rebuild wrote (rebuild.ts): recomputes and writes every page, and
+   * Takes over the entries a rebuild wrote (rebuild.ts): recomputes and writes every page, and
    * the checkpoint at the rebuild's index, clearing the reindex marker in the same batch. The
    * history starts again there: roots before older indexes are no longer known.
    */
   async install(rebuilt: RebuiltLeaves, epoch: string): Promise<void> {
     await this.freeze();
     this.pending = new Map();
-    this.cache.clear();
+    this.pendingLeaves = new Set();
+    this.prefetched = undefined;
+    this.flushesEnded++;
     this.resetLevels();
     for (let t = 0; t < TREES.length; t++) rebuilt.leafHashes[t]!.copy(this.levels[t]![LEAF_LEVEL]!);
     for (let t = 0; t < TREES.length; t++) {
@@ -247,6 +364,7 @@ export class MerkleTree {
     this.appliedIndex = rebuilt.index;
     this.history = new RootHistory(this.historyLength, rebuilt.index);
     this.lastReindexEpoch = epoch;
+    this.wantsRebuild = false;
     await this.db.clear(HISTORY_RANGE);
     const ops: Op[] = [];
     for (let t = 0; t < TREES.length; t++) {
@@ -288,34 +406,17 @@ export class MerkleTree {
     this.rootValue = compositeRoot(this.levels[0]![0]!, this.levels[1]![0]!);
   }
 
-  /** A leaf's entries, read from disk on a miss (a synchronous LevelDB read: usually cached). */
-  private leaf(id: number): Leaf {
-    let entries = this.cache.get(id);
-    if (entries) {
-      this.cache.delete(id);
-      this.cache.set(id, entries);
-      return entries;
-    }
-    const record = this.pending.get(id) ?? this.writing.get(id) ?? this.db.getSync(leafKey(Math.floor(id / LEAVES), id % LEAVES));
-    try {
-      entries = record ? Leaf.decode(record) : new Leaf();
-    } catch (err) {
-      throw new MerkleCorruptionError(`leaf ${id % LEAVES} of the ${TREES[Math.floor(id / LEAVES)]} tree does not parse`, { cause: err });
-    }
-    this.cache.set(id, entries);
-    return entries;
-  }
-
-  /** Drops the least recently used clean leaves past the cache's size. */
-  private evict(): void {
-    let excess = this.cache.size - LEAF_CACHE;
-    if (excess <= 0) return;
-    for (const id of this.cache.keys()) {
-      if (excess <= 0) break;
-      if (this.pending.has(id) || this.writing.has(id)) continue;
-      this.cache.delete(id);
-      excess--;
-    }
+  /** The entry hash a write to `key` replaces, or null if the key is not in the tree. */
+  private entryBefore(key: string): Buffer | null {
+    // null is a delete not yet flushed: the key is gone whatever disk says.
+    const unflushed = this.pending.has(key) ? this.pending.get(key) : this.writing.get(key);
+    if (unflushed !== undefined) return unflushed;
+    const ahead = this.prefetched;
+    let stored: Buffer | undefined;
+    // A read ahead made before a flush ended may predate what that flush wrote.
+    if (ahead && ahead.flushesEnded === this.flushesEnded && ahead.found.has(key)) stored = ahead.found.get(key);
+    else stored = this.db.getSync(key);
+    return stored ? storedHash(key, stored) : null;
   }
 
   private resetLevels(): void {
@@ -330,6 +431,7 @@ export class MerkleTree {
       roots: [this.levels[0]![0]!.toString('hex'), this.levels[1]![0]!.toString('hex')],
       root: this.rootValue.toString('hex'),
       lastReindexEpoch: this.lastReindexEpoch,
+      format: FORMAT,
     };
     return Buffer.from(JSON.stringify(meta));
   }
@@ -341,7 +443,11 @@ export class MerkleTree {
     try {
       meta = JSON.parse(raw.toString('utf8')) as Meta;
     } catch {
-      this.unreadableCheckpoint = true;
+      this.wantsRebuild = true;
+      return;
+    }
+    if (meta.format !== FORMAT) {
+      this.wantsRebuild = true;
       return;
     }
     for (const [key, content] of await this.db.iterator(PAGE_RANGE).all()) {
@@ -364,4 +470,10 @@ export class MerkleTree {
     this.history = new RootHistory(this.historyLength, Math.max(meta.floor, dropped?.[0] ?? 0));
     for (const [index, root] of entries) this.history.record(index, root);
   }
+}
+
+/** A stored entry's hash; anything else in its place is damage that only a reindex repairs. */
+function storedHash(key: string, stored: Buffer): Buffer {
+  if (stored.length !== HASH_BYTES) throw new MerkleCorruptionError(`the entry of ${JSON.stringify(key.slice(PREFIX_LENGTH))} is ${stored.length} bytes, not ${HASH_BYTES}`);
+  return stored;
 }

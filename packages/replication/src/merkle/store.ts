@@ -5,7 +5,9 @@ import { makeDir } from '@strongroom/raft';
  * Keys of the Merkle index's LevelDB (UTF-8), node-local and never replicated:
  *   'm'                          the checkpoint: applied index, roots, counts, history floor (JSON)
  *   'r'                          a reindex in progress or asked for (JSON), so a restart runs it again
- *   'l' + tree + leaf (4 hex)    a leaf record (leaf-record.ts); absent when empty
+ *   'e' + tree + leaf + key      an entry: the key's entry hash (32 bytes), under its leaf (4 hex)
+ *   'l' + tree + leaf (4 hex)    a whole leaf's record, written by the first format only (a
+ *                                reindex into this format deletes them)
  *   'p' + tree + page (4 hex)    a page: its subpages' hashes; absent when never written (all zero)
  *   'h' + index (16 hex)         the composite root before that change
  *   'x' + tree + leaf + key      a reindex's sorted staging of (key -> entry hash), cleared after
@@ -15,22 +17,27 @@ export type MerkleDb = ClassicLevel<string, Buffer>;
 
 export const META_KEY = 'm';
 export const REINDEX_KEY = 'r';
-export const LEAF_RANGE = { gte: 'l', lt: 'm' };
+export const ENTRY_RANGE = { gte: 'e', lt: 'f' };
+export const FIRST_FORMAT_LEAF_RANGE = { gte: 'l', lt: 'm' };
 export const PAGE_RANGE = { gte: 'p', lt: 'q' };
 export const HISTORY_RANGE = { gte: 'h', lt: 'i' };
 export const STAGING_RANGE = { gte: 'x', lt: 'y' };
 
 const hex4 = (n: number) => n.toString(16).padStart(4, '0');
 
-export function leafKey(tree: number, leaf: number): string {
-  return `l${tree}${hex4(leaf)}`;
+/** Where a leaf's entries are: each entry's key is this and the storage key. */
+export function entryPrefix(tree: number, leaf: number): string {
+  return `e${tree}${hex4(leaf)}`;
 }
+
+/** The length of an entry's or a staged entry's prefix (`entryPrefix`, `stagingPrefix`). */
+export const PREFIX_LENGTH = 6;
 
 export function pageKey(tree: number, page: number): string {
   return `p${tree}${hex4(page)}`;
 }
 
-/** The tree and node number of a leaf or page key. */
+/** The tree and node number of a page key, or the tree and leaf of an entry key. */
 export function parseNodeKey(key: string): { tree: number; n: number } {
   return { tree: Number(key[1]), n: Number.parseInt(key.slice(2, 6), 16) };
 }
