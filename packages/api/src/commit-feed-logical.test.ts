@@ -76,4 +76,27 @@ describe('the logical view of the commit feed', () => {
     const ops = batch.flatMap((c) => ('ops' in c ? c.ops : []));
     expect(ops.some((op) => op.area === 'system' && op.relativeKey === op.key && op.local === false)).toBe(true);
   });
+
+  it('decrypts a written value only when its engine reading is asked for, and once', async () => {
+    const feed = t.server.cluster.feed;
+    await call(t.url, 'POST', 'sys/mounts/lazy-kv', { token: root, body: { type: 'kv', options: { version: '2' } } });
+    const from = feed.applied + 1;
+    expect((await call(t.url, 'POST', 'lazy-kv/data/app', { token: root, body: { data: { a: 'b' } } })).status).toBe(200);
+    const barrier = t.server.core.barrier;
+    const decrypt = jest.spyOn(barrier, 'decrypt');
+    try {
+      const ops = (await feed.read(from, 100)).map((c) => t.server.core.logicalChange(c)).flatMap((c) => ('ops' in c ? c.ops : []));
+      const mine = ops.filter((op) => op.mount?.path === 'lazy-kv/');
+      expect(mine.length).toBeGreaterThan(0);
+      expect(decrypt).not.toHaveBeenCalled();
+      const described = mine.filter((op) => op.event?.kind === 'kv-secret');
+      expect(described).toHaveLength(1);
+      const calls = decrypt.mock.calls.length;
+      expect(calls).toBeGreaterThan(0);
+      expect(described[0]!.event).toMatchObject({ path: 'app' });
+      expect(decrypt).toHaveBeenCalledTimes(calls);
+    } finally {
+      decrypt.mockRestore();
+    }
+  });
 });

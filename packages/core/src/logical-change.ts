@@ -36,7 +36,8 @@ export interface LogicalOp {
   /** The key below the mount's data prefix, or the physical key for `system`. */
   relativeKey: string;
   local: boolean;
-  event?: EngineChange;
+  /** Computed on first read (it may decrypt the value). */
+  readonly event?: EngineChange | undefined;
 }
 
 export type LogicalChange = { index: number; ops: LogicalOp[] } | { index: number; restored: true };
@@ -78,8 +79,15 @@ export function describeChange(
         };
         const describe = describers(kind, entry.type);
         const value = () => (op.type === 'put' ? decrypt(op.key, op.value) : null);
-        const event = describe?.(entry, relativeKey, value);
-        return { ...base, area, mount, relativeKey, local: entry.local, ...(event ? { event } : {}) };
+        // Read when asked, once: most readers want it for few keys, and it may decrypt the value.
+        let event: EngineChange | undefined | null = null;
+        return {
+          ...base, area, mount, relativeKey, local: entry.local,
+          get event() {
+            if (event === null) event = describe?.(entry, relativeKey, value);
+            return event;
+          },
+        };
       }
       return { ...base, area: 'system', relativeKey: op.key, local: false };
     }),

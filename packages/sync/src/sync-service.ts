@@ -225,12 +225,13 @@ export class SyncService implements BackgroundService {
               else associations.index.noteCommitted(op);
               // The data of a mount no longer in the tables: it is being disabled.
               if ((op.area === 'system' && isTableKey(op.key)) || (op.area === 'logical' && !op.mount)) tables = true;
+              // The engine's reading decrypts the value: only for a mount that may have associations.
+              if (!op.mount || op.mount.type !== 'kv' || !(await associations.index.mayHave(op.mount.accessor))) continue;
               const event = kvEvent(op);
-              if (!event || !op.mount) continue;
+              if (!event) continue;
               const meta = event.metadata;
               const current = meta?.versions[String(meta.currentVersion)];
               const live = current !== undefined && !current.destroyed && current.deletionTime === null;
-              if (!(await associations.index.mayHave(op.mount.accessor))) continue;
               for (const a of await associations.ofSecret(op.mount.accessor, event.path)) {
                 ops.push(syncOperation(a, live ? 'kv-write' : 'kv-delete', meta?.currentVersion ?? 0));
               }
