@@ -202,6 +202,8 @@ async function main() {
   // `transit` is part of `api`; `memory` is a probe of the raft rows' memory, run on its own.
   const names = wanted.length ? wanted : Object.keys(SECTIONS).filter((name) => name !== 'transit' && name !== 'memory');
   const probeAtStart = probeMs();
+  // Rates differ between Node versions: say which one this run (and the servers it starts) used.
+  console.log(`Node ${process.version}\n`);
   for (const [i, name] of names.entries()) {
     if (i > 0) console.log('');
     await SECTIONS[name]();
