@@ -105,6 +105,7 @@ export class MerkleIndexer {
       await db.close();
       throw err;
     }
+    indexer.tree.onCorruption = (err) => indexer.corruptionFound(err);
     indexer.loop = indexer.run();
     indexer.scheduleFlush();
     return indexer;
@@ -142,6 +143,13 @@ export class MerkleIndexer {
     this.reindexing?.abort();
     this.following?.abort();
     this.wakePause?.();
+  }
+
+  /** A diff read a damaged entry: the store is rebuilt, as when the follower finds one. */
+  private corruptionFound(err: MerkleCorruptionError): void {
+    if (this.closed || this.reindexPending) return;
+    this.logger.error('merkle index store is damaged; reindexing', { error: err.message });
+    this.reindex({ force: true });
   }
 
   /** Flushes, then checks the stored tree (check.ts). */

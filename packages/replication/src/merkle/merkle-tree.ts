@@ -5,14 +5,16 @@ import {
 } from './layout';
 import { RootHistory } from './root-history';
 import {
-  entryPrefix, HISTORY_RANGE, historyKey, META_KEY, PAGE_RANGE, pageKey, parseNodeKey, PREFIX_LENGTH, REINDEX_KEY, type MerkleDb,
+  entryPrefix, FIRST_FORMAT_META_KEY, HISTORY_RANGE, historyKey, META_KEY, PAGE_RANGE, pageKey, parseNodeKey, PREFIX_LENGTH, REINDEX_KEY, type MerkleDb,
 } from './store';
 
 /** Vault's logshipper_buffer_length: how many roots-before are kept by default. */
 export const DEFAULT_HISTORY_LENGTH = 16384;
 /**
  * The store's layout (store.ts). The first format kept each leaf as one record, rewritten whole
- * on every write to it; a store of that format is rebuilt from storage at open.
+ * on every write to it, and its checkpoint under another key; a store holding that checkpoint is
+ * rebuilt from storage at open. An older release finds no checkpoint of its own in a store of
+ * this format, so it too rebuilds rather than read these records as its own.
  */
 const FORMAT = 2;
 
@@ -92,6 +94,8 @@ export class MerkleTree {
   private lastReindexEpoch: string | undefined;
   /** The checkpoint did not parse, or the store is of the first format: the tree is empty and wants a reindex. */
   wantsRebuild = false;
+  /** Told when a read of stored entries outside `apply` (a diff's) finds one damaged. */
+  onCorruption: ((err: MerkleCorruptionError) => void) | undefined;
 
   private constructor(private readonly db: MerkleDb, private readonly historyLength: number) {
     this.history = new RootHistory(historyLength, 0);
@@ -198,7 +202,7 @@ export class MerkleTree {
             current = leaf;
             entries = new Map();
           }
-          entries.set(key.slice(PREFIX_LENGTH), storedHash(key, hash));
+          entries.set(key.slice(PREFIX_LENGTH), this.checked(key, hash));
         }
       }
       if (current >= 0) {
@@ -245,16 +249,23 @@ export class MerkleTree {
    */
   apply(index: number, ops: readonly TxnOp[]): void {
     if (index <= this.appliedIndex) throw new RangeError(`change ${index} is at or below the applied index ${this.appliedIndex}`);
-    const touched = new Set<number>();
+    // Every replaced entry is read before anything changes: a read that fails leaves the tree
+    // as it was, and the change can be applied again.
+    const writes: Array<{ t: number; leaf: number; key: string; before: Buffer | null; after: Buffer | null }> = [];
+    const inChange = new Map<string, Buffer | null>();
     for (const op of ops) {
       const cls = classifyKey(op.key);
       if (!cls) continue;
       const t = treeNumber(cls);
       const leaf = this.prefetched?.leaves.get(op.key) ?? leafOf(op.key);
       const key = entryPrefix(t, leaf) + op.key;
-      const before = this.entryBefore(key);
+      const before = inChange.has(key) ? (inChange.get(key) as Buffer | null) : this.entryBefore(key);
       const after = op.type === 'put' ? entryHash(op.key, op.value) : null;
-      if (!before && !after) continue;
+      inChange.set(key, after);
+      if (before || after) writes.push({ t, leaf, key, before, after });
+    }
+    const touched = new Set<number>();
+    for (const { t, leaf, key, before, after } of writes) {
       const sum = this.levels[t]![LEAF_LEVEL]!.subarray(leaf * HASH_BYTES, (leaf + 1) * HASH_BYTES);
       if (before) subtractFromSum(sum, before);
       if (after) addToSum(sum, after);
@@ -372,7 +383,7 @@ export class MerkleTree {
         for (let n = 0; n < nodesAt(level); n++) ops.push({ type: 'put', key: pageKey(t, pageNumber(level, n)), value: this.pageContent(t, level, n) });
       }
     }
-    ops.push({ type: 'put', key: META_KEY, value: this.metaRecord() }, { type: 'del', key: REINDEX_KEY });
+    ops.push({ type: 'put', key: META_KEY, value: this.metaRecord() }, { type: 'del', key: REINDEX_KEY }, { type: 'del', key: FIRST_FORMAT_META_KEY });
     await this.db.batch(ops);
     this.flushedApplied = this.appliedIndex;
     this.frozen = false;
@@ -406,6 +417,16 @@ export class MerkleTree {
     this.rootValue = compositeRoot(this.levels[0]![0]!, this.levels[1]![0]!);
   }
 
+  /** A stored entry's hash read for a diff: damage is reported to the owner, which rebuilds, as well as thrown. */
+  private checked(key: string, stored: Buffer): Buffer {
+    try {
+      return storedHash(key, stored);
+    } catch (err) {
+      if (err instanceof MerkleCorruptionError) this.onCorruption?.(err);
+      throw err;
+    }
+  }
+
   /** The entry hash a write to `key` replaces, or null if the key is not in the tree. */
   private entryBefore(key: string): Buffer | null {
     // null is a delete not yet flushed: the key is gone whatever disk says.
@@ -437,6 +458,10 @@ export class MerkleTree {
   }
 
   private async load(): Promise<void> {
+    if (await this.db.get(FIRST_FORMAT_META_KEY)) {
+      this.wantsRebuild = true;
+      return;
+    }
     const raw = await this.db.get(META_KEY);
     if (!raw) return;
     let meta: Meta;

@@ -3,7 +3,10 @@ import { makeDir } from '@strongroom/raft';
 
 /*
  * Keys of the Merkle index's LevelDB (UTF-8), node-local and never replicated:
- *   'm'                          the checkpoint: applied index, roots, counts, history floor (JSON)
+ *   'M'                          the checkpoint: applied index, roots, counts, history floor (JSON)
+ *   'm'                          the first format's checkpoint: its presence means that format's
+ *                                records (an older release may have written them since), so the
+ *                                index rebuilds; a rebuild deletes it
  *   'r'                          a reindex in progress or asked for (JSON), so a restart runs it again
  *   'e' + tree + leaf + key      an entry: the key's entry hash (32 bytes), under its leaf (4 hex)
  *   'l' + tree + leaf (4 hex)    a whole leaf's record, written by the first format only (a
@@ -15,7 +18,8 @@ import { makeDir } from '@strongroom/raft';
  */
 export type MerkleDb = ClassicLevel<string, Buffer>;
 
-export const META_KEY = 'm';
+export const META_KEY = 'M';
+export const FIRST_FORMAT_META_KEY = 'm';
 export const REINDEX_KEY = 'r';
 export const ENTRY_RANGE = { gte: 'e', lt: 'f' };
 export const FIRST_FORMAT_LEAF_RANGE = { gte: 'l', lt: 'm' };
