@@ -147,7 +147,7 @@ export class MerkleTree {
     return Buffer.from(this.levels[treeNumber(tree)]![level]!);
   }
 
-  /** A leaf's entries, in key order, as applied when it is called. */
+  /** A leaf's entries, in key order, as applied when it is called (or later). */
   async leafEntries(tree: KeyClass, leaf: number): Promise<LeafEntry[]> {
     if (!Number.isInteger(leaf) || leaf < 0 || leaf >= LEAVES) throw new RangeError(`leaf must be an integer from 0 to ${LEAVES - 1}`);
     for await (const found of this.leaves(tree, leaf, leaf + 1)) return found.entries;
@@ -156,7 +156,8 @@ export class MerkleTree {
 
   /**
    * Every non-empty leaf of `tree` from `from` up to (not including) `to`, in leaf order, each
-   * with its entries in key order, as applied when it is called: later applies do not show.
+   * with its entries in key order, as applied when iteration starts (a generator's body runs at
+   * the first `next()`): later applies do not show.
    */
   async *leaves(tree: KeyClass, from = 0, to = LEAVES): AsyncGenerator<{ leaf: number; entries: LeafEntry[] }> {
     const t = treeNumber(tree);
