@@ -5,7 +5,7 @@ import { MerkleIndexer, type MerkleIndexerOptions } from './indexer';
 import { leafOf } from './layout';
 import { MerkleTree } from './merkle-tree';
 import type { StorageScan } from './rebuild';
-import { entryPrefix, openMerkleDb, pageKey } from './store';
+import { entryPrefix, openMerkleDb, pageKey, type MerkleDb } from './store';
 import { del, FakeCluster, put, waitUntil } from './test-support/fake-cluster';
 
 describe('MerkleIndexer', () => {
@@ -46,6 +46,20 @@ describe('MerkleIndexer', () => {
   const writeKeys = (from: number, count: number, value = 'v') => {
     for (let i = from; i < from + count; i++) cluster.commit([put(`logical/k${i}`, `${value}${i}`), put(`sys/token/id/t${i}`, value)]);
   };
+
+  /** Indexes `count` keys, stops, and lets `edit` change the store as a bad disk or an older release might. */
+  async function indexThenEditStore(count: number, edit: (db: MerkleDb) => Promise<unknown>): Promise<void> {
+    writeKeys(0, count);
+    const first = await start();
+    await caughtUp(first);
+    await stop(first);
+    const db = await openMerkleDb(join(dir, 'merkle'));
+    try {
+      await edit(db);
+    } finally {
+      await db.close();
+    }
+  }
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'strongroom-merkle-indexer-'));
@@ -150,14 +164,10 @@ describe('MerkleIndexer', () => {
   });
 
   it('rebuilds a store of the first format at open, and drops its records', async () => {
-    writeKeys(0, 20);
-    const first = await start();
-    await caughtUp(first);
-    await stop(first);
-    const db = await openMerkleDb(join(dir, 'merkle'));
-    await db.put('m', Buffer.from(JSON.stringify({ applied: cluster.index, floor: 0, counts: [20, 20], roots: ['', ''], root: '' })));
-    await db.put('l00001', Buffer.from('a leaf record of the first format'));
-    await db.close();
+    await indexThenEditStore(20, async (db) => {
+      await db.put('m', Buffer.from(JSON.stringify({ applied: cluster.index, floor: 0, counts: [20, 20], roots: ['', ''], root: '' })));
+      await db.put('l00001', Buffer.from('a leaf record of the first format'));
+    });
 
     const again = await start();
     expect(again.reindexPending).toBe(true);
@@ -197,13 +207,7 @@ describe('MerkleIndexer', () => {
   });
 
   it('rebuilds when a diff\'s read of the entries finds one damaged', async () => {
-    writeKeys(0, 50);
-    const first = await start();
-    await caughtUp(first);
-    await stop(first);
-    const db = await openMerkleDb(join(dir, 'merkle'));
-    await db.put(entryPrefix(0, leafOf('logical/k3')) + 'logical/k3', Buffer.alloc(31));
-    await db.close();
+    await indexThenEditStore(50, (db) => db.put(entryPrefix(0, leafOf('logical/k3')) + 'logical/k3', Buffer.alloc(31)));
 
     const again = await start();
     await caughtUp(again);
