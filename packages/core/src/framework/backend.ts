@@ -42,15 +42,15 @@ type ParsedFields = { fields: FieldData; unknown: string[] };
 const PARSED = Symbol('parsed fields');
 type ParsedCarrier = BackendRequest & { [PARSED]?: { backend: Backend; request: BackendRequest; parsed: ParsedFields } };
 
+function writeOperation(exists: boolean): Operation {
+  return exists ? 'update' : 'create';
+}
+
 /**
  * A table of declared paths. The router asks it to match a path, to resolve a write into
  * create or update, and then to run the operation; the ACL check happens in between, so a
  * handler only runs for callers the policy allows.
  */
-function writeOperation(exists: boolean): Operation {
-  return exists ? 'update' : 'create';
-}
-
 export class Backend {
   readonly type: string;
   private readonly paths: CompiledPath[];

@@ -4,6 +4,15 @@ import { MemoryStorage } from './memory-storage';
 
 runStorageConformance('CachedStorage over MemoryStorage', async () => ({ storage: new CachedStorage(new MemoryStorage()) }));
 
+/** A 16 KiB cache over memory, with `count` keys of 500 bytes written through it, and the inner reads spied on. */
+async function smallCacheWritten(count: number) {
+  const inner = new MemoryStorage();
+  const get = jest.spyOn(inner, 'get');
+  const cached = new CachedStorage(inner, 16 * 1024);
+  for (let i = 0; i < count; i++) await cached.put(`k${i}`, Buffer.alloc(500));
+  return { cached, get };
+}
+
 describe('CachedStorage', () => {
   it('answers repeated reads from memory and sees its own writes', async () => {
     const inner = new MemoryStorage();
@@ -30,10 +39,7 @@ describe('CachedStorage', () => {
   });
 
   it('stays within its byte budget by dropping the oldest entries', async () => {
-    const inner = new MemoryStorage();
-    const get = jest.spyOn(inner, 'get');
-    const cached = new CachedStorage(inner, 16 * 1024);
-    for (let i = 0; i < 100; i++) await cached.put(`k${i}`, Buffer.alloc(500));
+    const { cached, get } = await smallCacheWritten(100);
     get.mockClear();
     await cached.get('k99');
     expect(get).not.toHaveBeenCalled();
@@ -42,10 +48,7 @@ describe('CachedStorage', () => {
   });
 
   it('keeps an entry read since it was cached over older ones nobody read, without moving it on the hit', async () => {
-    const inner = new MemoryStorage();
-    const get = jest.spyOn(inner, 'get');
-    const cached = new CachedStorage(inner, 16 * 1024);
-    for (let i = 0; i < 20; i++) await cached.put(`k${i}`, Buffer.alloc(500));
+    const { cached, get } = await smallCacheWritten(20);
     // A Map entry deleted and set again on every hit stays in V8's hash chain as a hole until
     // the table is rebuilt: the hot keys' chains grew without bound between rebuilds.
     const held = (cached as unknown as { entries: Map<string, unknown> }).entries;
