@@ -22,16 +22,11 @@ export function merkleAdapters(indexer: MerkleIndexer): PrimaryMerkle & Secondar
       const s = summarize(indexer.tree);
       return { trees: TREES.map((tree) => ({ tree, leafHashes: split(s[tree]) })) };
     },
-    diff: async (theirs) => {
+    diff: async (theirs, allows) => {
       const hashes = (tree: KeyClass) => Buffer.concat(theirs.trees.find((t) => t.tree === tree)?.leafHashes ?? []);
-      return (await answerDiff(indexer.tree, { level: LEAF_LEVEL, replicated: hashes('replicated'), local: hashes('local') })).leaves;
-    },
-    leavesHolding: async (refused) => {
-      const out: LeafDiff[] = [];
-      for await (const { leaf, entries } of indexer.tree.leaves('replicated')) {
-        if (entries.some((e) => refused(e.key))) out.push({ tree: 'replicated', leaf, entries });
-      }
-      return out;
+      const summary = { level: LEAF_LEVEL, replicated: hashes('replicated'), local: hashes('local') };
+      const answer = await answerDiff(indexer.tree, summary, { ...(theirs.page ? { page: theirs.page } : {}), ...(allows ? { allows } : {}) });
+      return { leaves: answer.leaves, next: answer.next };
     },
     plan: (leaves) => planSync(indexer.tree, leaves as LeafDiff[]),
   };

@@ -8,7 +8,7 @@ import type { PathsFilter, PrimaryState } from './role-state';
 import type { PeerIdentity } from './tls/peer-identity';
 import { CredentialRefusedError } from './wire/errors';
 import type { ReplicationHandler } from './wire/replication-server';
-import type { WalStreamItem } from './wire/types';
+import type { MerkleDiffRequest, WalStreamItem } from './wire/types';
 import type { WalTracker } from './wal-tracker';
 
 /** A commit feed that hands out the changes pushed to it, then waits for more (bounded by the test's abort). */
@@ -65,16 +65,15 @@ function setup(filter?: PathsFilter) {
   };
   const storage = new MemoryStorage();
   const cluster = { feed, storage, leads: true, leaderInfo: () => null } as unknown as ClusterNode;
+  const diffs: { page: MerkleDiffRequest['page']; allows: ((key: string) => boolean) | undefined }[] = [];
   const merkle: PrimaryMerkle = {
     caughtUp: async () => {},
     rootBefore: () => Buffer.alloc(0),
-    diff: async () => [
-      { tree: 'replicated', leaf: 1, entries: [{ key: 'logical/kv/a', hash: Buffer.alloc(32) }, { key: 'logical/mine/b', hash: Buffer.alloc(32) }, { key: 'logical/hidden/c', hash: Buffer.alloc(32) }] },
-      { tree: 'local', leaf: 2, entries: [{ key: 'sys/token/id/t', hash: Buffer.alloc(32) }] },
-    ],
-    // Leaf 7's hash matches the secondary's, but it holds a key the filter now refuses.
-    leavesHolding: async (refused) => [{ tree: 'replicated', leaf: 7, entries: [{ key: 'logical/hidden/old', hash: Buffer.alloc(32) }] }]
-      .filter((l) => l.entries.some((e) => refused(e.key))),
+    // The index answers what `allows` lets through (answerDiff's own tests cover how).
+    diff: async (theirs, allows) => {
+      diffs.push({ page: theirs.page, allows });
+      return { leaves: [{ tree: 'replicated', leaf: 1, entries: [] }], next: theirs.page ? theirs.page.from + 1 : null };
+    },
   };
   const forwarded: unknown[] = [];
   const service = new PrimaryService({
@@ -90,7 +89,7 @@ function setup(filter?: PathsFilter) {
       return { status: 200, body: { data: { ok: true } } };
     },
   });
-  return { feed, caller, state, service, storage, forwarded };
+  return { feed, caller, state, service, storage, forwarded, diffs };
 }
 
 /** Reads stream items until `enough` says so; the stream is then aborted. */
@@ -143,14 +142,15 @@ describe('a performance primary\'s stream', () => {
     expect(seen.map((i) => i.kind)).toEqual(['batch', 'notRetained']);
   });
 
-  it('answers a Merkle diff with the shared tree only, listing the entries the secondary may hold', async () => {
-    const { caller, service } = setup({ mode: 'deny', paths: ['hidden/'] });
-    const answer = await service.merkleDiff({ trees: [] }, caller);
-    expect(answer.leaves).toEqual([
-      { tree: 'replicated', leaf: 1, entries: [{ key: 'logical/kv/a', hash: Buffer.alloc(32) }] },
-      // Equal hashes on both sides, but the secondary must drop what the filter now refuses.
-      { tree: 'replicated', leaf: 7, entries: [] },
-    ]);
+  it('answers a Merkle diff page by page, with what the secondary\'s filter allows', async () => {
+    const { caller, service, diffs } = setup({ mode: 'deny', paths: ['hidden/'] });
+    const answer = await service.merkleDiff({ trees: [], page: { from: 3, maxBytes: 100 } }, caller);
+    expect(answer).toEqual({ lastWal: 9, leaves: [{ tree: 'replicated', leaf: 1, entries: [] }], next: 4 });
+    const { page, allows } = diffs[0] ?? {};
+    expect(page).toEqual({ from: 3, maxBytes: 100 });
+    expect(['logical/kv/a', 'logical/hidden/c', 'logical/mine/b', 'sys/token/id/t'].filter((key) => allows?.(key))).toEqual(['logical/kv/a']);
+    // The last page says no next.
+    expect(await service.merkleDiff({ trees: [] }, caller)).toEqual({ lastWal: 9, leaves: [{ tree: 'replicated', leaf: 1, entries: [] }] });
   });
 
   it('gives in a Merkle sync only the values of keys the secondary may hold', async () => {

@@ -16,9 +16,8 @@ import type { WalTracker } from './wal-tracker';
 export interface PrimaryMerkle {
   caughtUp(index: number): Promise<void>;
   /** The leaves whose hash differs from the secondary's, with this node's entries in each. */
-  diff(theirs: MerkleDiffRequest): Promise<MerkleDiffResult['leaves']>;
-  /** The replicated tree's leaves holding a key `allows` refuses, with this node's entries in each. */
-  leavesHolding(refused: (key: string) => boolean): Promise<MerkleDiffResult['leaves']>;
+  /** One page of the answer; `allows`: the secondary may hold only those keys (see answerDiff). */
+  diff(theirs: MerkleDiffRequest, allows?: (key: string) => boolean): Promise<{ leaves: MerkleDiffResult['leaves']; next: number | null }>;
   rootBefore(index: number): Buffer | undefined;
 }
 export interface PrimaryServiceOptions {
@@ -234,20 +233,10 @@ export class PrimaryService implements ReplicationHandler {
     // The entries reflect at least what last_wal says: streaming from it replays the rest.
     const lastWal = this.options.wal.lastWal;
     await this.options.merkle.caughtUp(this.options.cluster.feed.window().last ?? 0);
-    const leaves = await this.options.merkle.diff(request);
-    if (!this.options.selector) return { lastWal, leaves };
-    // A filtered secondary is told only what it may hold: a leaf whose entries here are all
-    // left out still answers (empty), so that the secondary removes what it holds there.
-    const allows = this.allowsFor(caller.secondaryId);
-    // A leaf holding keys the secondary may not have answers too, even when its hash matches
-    // the secondary's (it still holds them from before a filter changed): it then removes them.
-    const answered = new Map<number, MerkleDiffResult['leaves'][number]>();
-    for (const l of leaves) if (l.tree === 'replicated') answered.set(l.leaf, l);
-    for (const l of await this.options.merkle.leavesHolding((key) => !allows(key))) if (!answered.has(l.leaf)) answered.set(l.leaf, l);
-    return {
-      lastWal,
-      leaves: [...answered.values()].map((l) => ({ ...l, entries: l.entries.filter((e) => allows(e.key)) })),
-    };
+    // A filtered secondary is told only what it may hold.
+    const allows = this.options.selector ? this.allowsFor(caller.secondaryId) : undefined;
+    const { leaves, next } = await this.options.merkle.diff(request, allows);
+    return { lastWal, leaves, ...(next !== null ? { next } : {}) };
   }
 
   async *merkleSync(keys: string[], caller: PeerIdentity): AsyncGenerator<KeyValue[]> {

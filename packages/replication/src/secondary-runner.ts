@@ -274,15 +274,42 @@ export class SecondaryRunner {
     return next;
   }
 
-  /** merkle-diff: compare leaves; merkle-sync: fetch what differs; then the mark is the primary's last_wal the diff reflected. */
+  /**
+   * merkle-diff: compare leaves; merkle-sync: fetch what differs; page by page of the answer.
+   * Then the mark is the first page's last_wal: every page reflects at least that one, and
+   * streaming from it replays the rest.
+   */
   private async merkleSync(client: ReplicationClient): Promise<void> {
     this.live.state = 'merkle-diff';
     await this.options.merkle.caughtUp(this.options.applied());
-    const diff = await client.merkleDiff(this.options.merkle.summary());
-    const plan = await this.plan(diff.leaves);
-    // A Merkle sync costs far more than streaming: operators want to see each one.
-    this.options.logger.info(`${this.name}: Merkle sync with the primary`, { fetch: plan.fetch.length, remove: plan.remove.length, last_wal: diff.lastWal });
-    this.live.state = 'merkle-sync';
+    // Leaves not yet reached are untouched here, so one summary serves every page.
+    const summary = this.options.merkle.summary();
+    let lastWal: number | undefined;
+    const done = { fetch: 0, remove: 0, pages: 0 };
+    for await (const page of client.merkleDiff(summary)) {
+      if (lastWal === undefined) {
+        lastWal = page.lastWal;
+        // A Merkle sync costs far more than streaming: operators want to see each one.
+        this.options.logger.info(`${this.name}: Merkle sync with the primary`, { last_wal: lastWal });
+      }
+      const plan = await this.plan(page.leaves);
+      this.live.state = 'merkle-sync';
+      await this.syncPlan(client, plan);
+      done.fetch += plan.fetch.length;
+      done.remove += plan.remove.length;
+      done.pages++;
+      this.live.state = 'merkle-diff';
+    }
+    if (lastWal === undefined) throw new Error('the primary answered the Merkle diff with no page');
+    this.options.logger.info(`${this.name}: Merkle sync with the primary done`, { ...done, last_wal: lastWal });
+    const next: AppliedMark = { wal_source: this.options.link.wal_source, index: lastWal, last_wal: lastWal };
+    await this.options.storage.txn(this.markOps(next));
+    this.lastRemoteWal = lastWal;
+    this.advance(lastWal);
+  }
+
+  /** Deletes what the plan removes, writes the primary's current values of what it fetches. */
+  private async syncPlan(client: ReplicationClient, plan: { fetch: string[]; remove: string[] }): Promise<void> {
     for (let i = 0; i < plan.remove.length; i += SYNC_PAGE_KEYS) {
       await this.options.storage.txn(plan.remove.slice(i, i + SYNC_PAGE_KEYS).map((key): TxnOp => ({ type: 'delete', key })));
     }
@@ -297,10 +324,6 @@ export class SecondaryRunner {
       }
     }
     await this.tellChanged([...plan.remove, ...plan.fetch]);
-    const next: AppliedMark = { wal_source: this.options.link.wal_source, index: diff.lastWal, last_wal: diff.lastWal };
-    await this.options.storage.txn(this.markOps(next));
-    this.lastRemoteWal = diff.lastWal;
-    this.advance(diff.lastWal);
   }
 
   /**

@@ -2,8 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TxnOp } from '@strongroom/base';
-import { answerDiff, differingNodes, planSync, summarize, type MerkleSummary } from './diff';
-import { LEAF_LEVEL } from './layout';
+import { answerDiff, DIFF_POSITIONS, differingNodes, planSync, summarize, type DiffAnswerOptions, type LeafDiff, type MerkleSummary } from './diff';
+import { LEAF_LEVEL, leafOf, LEAVES } from './layout';
 import { MerkleTree } from './merkle-tree';
 import { openMerkleDb, type MerkleDb } from './store';
 import { FakeCluster, put } from './test-support/fake-cluster';
@@ -21,6 +21,10 @@ class Side {
 
 /** Copies what it sends, as a wire would: nothing is shared between the two sides. */
 const wire = <T>(value: T): T => structuredClone(value);
+
+/** Leaves as lines of text: a deep compare of thousands of hashes is slow. */
+const lines = (leaves: readonly LeafDiff[]): string[] =>
+  leaves.map((l) => `${l.tree}/${l.leaf}: ${l.entries.map((e) => `${e.key}=${e.hash.toString('hex')}`).join(' ')}`);
 
 describe('Merkle diff and sync', () => {
   let dir: string;
@@ -112,6 +116,87 @@ describe('Merkle diff and sync', () => {
     expect(all).toHaveLength(2999);
     expect(all).toContain('logical/k/7');
     expect(all).not.toContain('logical/k/8');
-    expect(await planSync(many.tree, manyAnswer.leaves)).toEqual({ fetch: expect.arrayContaining(all), remove: ['logical/other'] });
+    const plan = await planSync(many.tree, manyAnswer.leaves);
+    expect(plan.remove).toEqual(['logical/other']);
+    expect([...plan.fetch].sort()).toEqual([...all].sort());
+  });
+
+  /** Every page of an answer, asking for each from where the last one ended. */
+  async function pages(primary: Side, theirs: MerkleSummary, maxBytes: number, options: DiffAnswerOptions = {}): Promise<LeafDiff[][]> {
+    const out: LeafDiff[][] = [];
+    for (let from: number | null = 0; from !== null;) {
+      const answer = await answerDiff(primary.tree, theirs, { ...options, page: { from, maxBytes } });
+      out.push(answer.leaves);
+      from = answer.next;
+    }
+    return out;
+  }
+
+  it('answers in pages of at most the bytes asked for that together are the whole answer, and syncs page by page', async () => {
+    const primary = await side('primary');
+    const secondary = await side('secondary');
+    primary.write(Array.from({ length: 3000 }, (_, i) => put(`logical/p/${i}`, `v${i}`)));
+    primary.write(Array.from({ length: 500 }, (_, i) => put(`sys/token/id/${i}`, `t${i}`)));
+    await primary.tree.flush();
+    primary.write([put('logical/p/1', 'unflushed')]);
+    secondary.write([put('logical/only-here', 'x'), put('sys/token/id/stale', 'x')]);
+    const question = summarize(secondary.tree);
+    const whole = await answerDiff(primary.tree, question);
+    expect(whole.next).toBeNull();
+
+    const paged = await pages(primary, question, 16 * 1024);
+    expect(paged.length).toBeGreaterThan(5);
+    expect(lines(paged.flat())).toEqual(lines(whole.leaves));
+    // Each page within its bytes: keys, hashes and some framing per entry.
+    for (const page of paged) expect(page.reduce((n, l) => n + 24 + l.entries.reduce((m, e) => m + e.key.length + 40, 0), 0)).toBeLessThanOrEqual(16 * 1024);
+
+    for (const page of paged) {
+      const plan = await planSync(secondary.tree, page);
+      secondary.write([
+        ...plan.fetch.map((key) => put(key, (primary.storage.data.get(key) as Buffer).toString())),
+        ...plan.remove.map((key): TxnOp => ({ type: 'delete', key })),
+      ]);
+    }
+    expect(secondary.tree.root).toEqual(primary.tree.root);
+  });
+
+  it('starts a page where asked, in either tree, and refuses a position past the last leaf', async () => {
+    const primary = await side('primary');
+    const empty = await side('empty');
+    primary.write([put('logical/a', '1'), put('logical/b', '2'), put('sys/token/id/t', '3')]);
+    const question = summarize(empty.tree);
+    const all = (await answerDiff(primary.tree, question)).leaves;
+    const localLeaf = leafOf('sys/token/id/t');
+    const fromLocal = await answerDiff(primary.tree, question, { page: { from: LEAVES + localLeaf, maxBytes: 1 << 20 } });
+    expect(fromLocal).toMatchObject({ next: null, leaves: [{ tree: 'local', leaf: localLeaf }] });
+    expect((await answerDiff(primary.tree, question, { page: { from: DIFF_POSITIONS, maxBytes: 1 } })).leaves).toEqual([]);
+    // A page never splits a leaf, and one leaf larger than the page still goes, alone.
+    expect(await pages(primary, question, 1)).toEqual(all.map((l) => [l]));
+    const second = all[1] as LeafDiff;
+    expect((await answerDiff(primary.tree, question, { page: { from: second.leaf, maxBytes: 1 } })).leaves).toEqual([second]);
+    await expect(answerDiff(primary.tree, question, { page: { from: DIFF_POSITIONS + 1, maxBytes: 1 } })).rejects.toThrow(RangeError);
+  });
+
+  it('tells a filtered secondary of its shared tree only: what it may hold, and the leaves where it holds what it may not', async () => {
+    const primary = await side('primary');
+    const secondary = await side('secondary');
+    const same = [put('logical/kv/a', '1'), put('logical/hidden/b', '2')];
+    primary.write([...same, put('logical/kv/new', '3'), put('sys/token/id/t', '4')]);
+    // Held from before its filter refused logical/hidden/, in leaves whose hashes match the primary's.
+    secondary.write([...same, put('logical/kv/deleted-on-primary', 'x')]);
+    const allows = (key: string) => !key.startsWith('logical/hidden/');
+    const answer = await answerDiff(primary.tree, summarize(secondary.tree), { allows });
+    const byLeaf = new Map(answer.leaves.map((l) => [l.leaf, l]));
+    expect(answer.leaves.every((l) => l.tree === 'replicated')).toBe(true);
+    expect(byLeaf.get(leafOf('logical/kv/new'))?.entries.map((e) => e.key)).toContain('logical/kv/new');
+    // Matching hashes, but it holds a refused key: the leaf answers with the allowed entries only.
+    const hidden = byLeaf.get(leafOf('logical/hidden/b'));
+    expect(hidden).toBeDefined();
+    expect(hidden?.entries.map((e) => e.key)).not.toContain('logical/hidden/b');
+    expect(answer.leaves.map((l) => l.leaf)).toEqual([...answer.leaves.map((l) => l.leaf)].sort((x, y) => x - y));
+    expect((await pages(primary, summarize(secondary.tree), 1, { allows })).flat()).toEqual(answer.leaves);
+    const plan = await planSync(secondary.tree, answer.leaves);
+    expect(plan.fetch).toEqual(['logical/kv/new']);
+    expect(plan.remove.sort()).toEqual(['logical/hidden/b', 'logical/kv/deleted-on-primary']);
   });
 });

@@ -32,6 +32,8 @@ export interface DiffAnswer {
   /** The applied index the entries reflect. */
   index: number;
   leaves: LeafDiff[];
+  /** Where the next page starts; null: this answer ends the diff. */
+  next: number | null;
 }
 
 export function summarize(tree: MerkleTree, level = LEAF_LEVEL): MerkleSummary {
@@ -55,18 +57,91 @@ export function differingNodes(tree: MerkleTree, theirs: MerkleSummary): Record<
   return out;
 }
 
-/** On the primary: every leaf that differs from the secondary's leaf-level summary, with its entries, at one index. */
-export async function answerDiff(tree: MerkleTree, theirs: MerkleSummary): Promise<DiffAnswer> {
+/**
+ * Where an answer may start and how large it may grow. Positions run through the trees in
+ * TREES order, then leaf order: the replicated tree's leaf n is n, the local tree's LEAVES + n.
+ */
+export interface DiffPage {
+  from: number;
+  /** The answer stops before the leaf that would take it past this many bytes on the wire (one leaf at least). */
+  maxBytes: number;
+}
+
+export interface DiffAnswerOptions {
+  page?: DiffPage;
+  /**
+   * For a secondary that may hold only some keys: only the replicated tree answers, and only
+   * with the entries it allows. A leaf holding keys it may not have answers too, even when its
+   * hash matches (it still holds them from before its filter changed): it then removes them.
+   */
+  allows?: (key: string) => boolean;
+}
+
+/** Positions past the last leaf: where a full answer ends. */
+export const DIFF_POSITIONS = TREES.length * LEAVES;
+
+/**
+ * On the primary: the leaves that differ from the secondary's leaf-level summary, with their
+ * entries, from `page.from` on; `next` is where the following page starts, null after the last.
+ */
+export async function answerDiff(tree: MerkleTree, theirs: MerkleSummary, options: DiffAnswerOptions = {}): Promise<DiffAnswer> {
   if (theirs.level !== LEAF_LEVEL) throw new RangeError(`a diff compares leaves: level must be ${LEAF_LEVEL}`);
+  const from = options.page?.from ?? 0;
+  const maxBytes = options.page?.maxBytes ?? Infinity;
+  if (!Number.isInteger(from) || from < 0 || from > DIFF_POSITIONS) throw new RangeError(`a diff page starts at a position from 0 to ${DIFF_POSITIONS}`);
   const differing = differingNodes(tree, theirs);
   // Taken first: each leaf is read as of this index or later, and replaying a write is harmless.
   const index = tree.applied;
   const leaves: LeafDiff[] = [];
-  for (const cls of TREES) {
-    const found = await entriesOf(tree, cls, differing[cls]);
-    for (const leaf of differing[cls]) leaves.push({ tree: cls, leaf, entries: found.get(leaf) ?? [] });
+  let bytes = 0;
+  for (const [t, cls] of TREES.entries()) {
+    const start = from - t * LEAVES;
+    if (start >= LEAVES || (options.allows && cls !== 'replicated')) continue;
+    const answering = options.allows
+      ? leavesAnsweringFiltered(tree, cls, differing[cls], Math.max(0, start), options.allows)
+      : differingLeaves(tree, cls, differing[cls].filter((leaf) => leaf >= start));
+    for await (const leaf of answering) {
+      const size = wireBytes(leaf);
+      if (leaves.length > 0 && bytes + size > maxBytes) return { index, leaves, next: t * LEAVES + leaf.leaf };
+      leaves.push(leaf);
+      bytes += size;
+    }
   }
-  return { index, leaves };
+  return { index, leaves, next: null };
+}
+
+/** Leaves read per step, at first and at most: each step reads twice the last, so a page reads at most about twice what it holds. */
+const FIRST_READ_LEAVES = 16;
+const MOST_READ_LEAVES = 1024;
+
+async function* differingLeaves(tree: MerkleTree, cls: KeyClass, leaves: number[]): AsyncGenerator<LeafDiff> {
+  for (let i = 0, step = FIRST_READ_LEAVES; i < leaves.length; i += step, step = Math.min(step * 2, MOST_READ_LEAVES)) {
+    const some = leaves.slice(i, i + step);
+    const found = await entriesOf(tree, cls, some);
+    for (const leaf of some) yield { tree: cls, leaf, entries: found.get(leaf) ?? [] };
+  }
+}
+
+/** Every leaf from `start` that differs or holds a refused key, with only the allowed entries, in leaf order. */
+async function* leavesAnsweringFiltered(tree: MerkleTree, cls: KeyClass, differing: number[], start: number, allows: (key: string) => boolean): AsyncGenerator<LeafDiff> {
+  const differs = new Set(differing);
+  // A differing leaf empty here is not in the scan: it answers empty where the scan passes it.
+  const emptyHere = differing.filter((leaf) => leaf >= start);
+  let e = 0;
+  for await (const { leaf, entries } of tree.leaves(cls, start)) {
+    for (; e < emptyHere.length && (emptyHere[e] as number) < leaf; e++) yield { tree: cls, leaf: emptyHere[e] as number, entries: [] };
+    if (e < emptyHere.length && emptyHere[e] === leaf) e++;
+    const kept = entries.filter((entry) => allows(entry.key));
+    if (differs.has(leaf) || kept.length < entries.length) yield { tree: cls, leaf, entries: kept };
+  }
+  for (; e < emptyHere.length; e++) yield { tree: cls, leaf: emptyHere[e] as number, entries: [] };
+}
+
+/** About what a leaf costs in a MerkleDiffResponse (field tags and lengths included). */
+function wireBytes(leaf: LeafDiff): number {
+  let bytes = 24;
+  for (const e of leaf.entries) bytes += Buffer.byteLength(e.key) + HASH_BYTES + 8;
+  return bytes;
 }
 
 /** Past this many leaves, one scan of the range they span costs less than a read per leaf. */

@@ -17,15 +17,17 @@ export interface ReplicationClientOptions {
   clock?: Clock;
   /** Connecting, and Activate and Ping, fail after this long. Default 5 s. */
   timeoutMs?: number;
-  /** MerkleDiff fails after this long: the primary compares whole trees. Default 2 min. */
+  /** A MerkleDiff page fails after this long: the primary compares whole trees. Default 2 min. */
   diffTimeoutMs?: number;
+  /** The largest MerkleDiff page asked for (bytes, about). Default 4 MiB, kept under maxMessageBytes. */
+  diffPageBytes?: number;
   /** A WAL stream with no message (heartbeats included) for this long fails. Default 10 s. */
   silenceMs?: number;
   /** Largest message accepted. Default 64 MiB, as the cluster listener's. */
   maxMessageBytes?: number;
 }
 
-const DEFAULTS = { timeoutMs: 5_000, diffTimeoutMs: 120_000, silenceMs: 10_000, maxMessageBytes: 64 * 1024 * 1024 };
+const DEFAULTS = { timeoutMs: 5_000, diffTimeoutMs: 120_000, diffPageBytes: 4 * 1024 * 1024, silenceMs: 10_000, maxMessageBytes: 64 * 1024 * 1024 };
 /**
  * HTTP/2's default window (64 KiB) lets that much of the WAL stream be in flight per round trip:
  * on a link of 160 ms that is a few hundred KB/s, less than one busy primary writes. A secondary
@@ -51,6 +53,7 @@ export class ReplicationClient {
     this.options = {
       timeoutMs: options.timeoutMs ?? DEFAULTS.timeoutMs,
       diffTimeoutMs: options.diffTimeoutMs ?? DEFAULTS.diffTimeoutMs,
+      diffPageBytes: options.diffPageBytes ?? DEFAULTS.diffPageBytes,
       silenceMs: options.silenceMs ?? DEFAULTS.silenceMs,
       maxMessageBytes: options.maxMessageBytes ?? DEFAULTS.maxMessageBytes,
     };
@@ -98,9 +101,25 @@ export class ReplicationClient {
     return { status: answer.status, ...(body !== undefined ? { body } : {}), lastWal: answer.lastWal };
   }
 
-  async merkleDiff(request: MerkleDiffRequest): Promise<MerkleDiffResult> {
-    const answer = await this.unary(replicationService().merkleDiff, request, this.options.diffTimeoutMs);
-    return { lastWal: answer.lastWal, leaves: answer.leaves.map((l) => ({ tree: l.tree, leaf: l.leaf, entries: l.entries.map((e) => ({ key: e.key, hash: e.hash })) })) };
+  /**
+   * The primary's answer to `request` (the secondary's leaf hashes), one page per call: a
+   * primary holding many keys differs from a new secondary in every leaf, more than one
+   * message may carry. Each page reflects at least the lastWal it carries, and the first
+   * page's is the lowest. A primary that does not page answers in one.
+   */
+  async *merkleDiff(request: Omit<MerkleDiffRequest, 'page'>): AsyncGenerator<MerkleDiffResult> {
+    // Room under the message cap for what the primary's estimate of a page leaves out.
+    const maxBytes = Math.min(this.options.diffPageBytes, Math.floor(this.options.maxMessageBytes / 2));
+    let from = 0;
+    for (;;) {
+      const answer = await this.unary(replicationService().merkleDiff, { trees: request.trees, pageFrom: from, pageMaxBytes: maxBytes }, this.options.diffTimeoutMs);
+      const leaves = answer.leaves.map((l) => ({ tree: l.tree, leaf: l.leaf, entries: l.entries.map((e) => ({ key: e.key, hash: e.hash })) }));
+      const next = Number(answer.nextPage ?? 0);
+      if (next !== 0 && next <= from) throw malformed('Merkle diff page (it does not move forward)');
+      yield { lastWal: answer.lastWal, leaves, ...(next !== 0 ? { next } : {}) };
+      if (next === 0) return;
+      from = next;
+    }
   }
 
   /**

@@ -70,11 +70,14 @@ export interface WireWalMessage {
 
 export interface WireMerkleDiffRequest {
   trees: { tree: string; leafHashes: Buffer[] }[];
+  pageFrom: number;
+  pageMaxBytes: number;
 }
 
 export interface WireMerkleDiffResponse {
   lastWal: number;
   leaves: { tree: string; leaf: number; entries: { key: string; hash: Buffer }[] }[];
+  nextPage: number;
 }
 
 export interface WireMerkleSyncRequest {

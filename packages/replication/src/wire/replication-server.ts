@@ -126,7 +126,10 @@ export class ReplicationServer {
         }),
       StreamWals: (call: ServerWritableStream<WireStreamWalsRequest, WireWalMessage>) => void this.serveWals(call),
       MerkleDiff: (call: ServerUnaryCall<WireMerkleDiffRequest, WireMerkleDiffResponse>, callback: sendUnaryData<WireMerkleDiffResponse>) =>
-        this.unary(call, callback, async (caller) => this.handler.merkleDiff(checkDiffRequest(call.request), caller)),
+        this.unary(call, callback, async (caller) => {
+          const { lastWal, leaves, next } = await this.handler.merkleDiff(checkDiffRequest(call.request), caller);
+          return { lastWal, leaves, nextPage: next ?? 0 };
+        }),
       MerkleSync: (call: ServerWritableStream<WireMerkleSyncRequest, WireKeyValues>) => void this.serveSync(call),
       Forward: (call: ServerUnaryCall<WireForwardRequest, WireForwardResponse>, callback: sendUnaryData<WireForwardResponse>) =>
         this.unary(call, callback, async (caller) => {
@@ -332,5 +335,10 @@ function checkDiffRequest(request: WireMerkleDiffRequest): MerkleDiffRequest {
     if (t.leafHashes.some((h) => h.length > MAX_HASH_BYTES)) throw invalid(`trees: a leaf hash is at most ${MAX_HASH_BYTES} bytes`);
   }
   if (leaves > MAX_DIFF_LEAVES) throw invalid(`trees: at most ${MAX_DIFF_LEAVES} leaf hashes per call`);
-  return { trees: request.trees.map((t) => ({ tree: t.tree, leafHashes: t.leafHashes })) };
+  const pageFrom = Number(request.pageFrom ?? 0);
+  const pageMaxBytes = Number(request.pageMaxBytes ?? 0);
+  // Positions run over the leaves of the trees asked about, so a page can start no further.
+  if (pageFrom > leaves) throw invalid(`page_from: at most the number of leaf hashes sent (${leaves})`);
+  const trees = request.trees.map((t) => ({ tree: t.tree, leafHashes: t.leafHashes }));
+  return pageMaxBytes > 0 ? { trees, page: { from: pageFrom, maxBytes: pageMaxBytes } } : { trees };
 }

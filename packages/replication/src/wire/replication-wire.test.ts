@@ -7,7 +7,7 @@ import { createReplicationCa, issueSecondaryCertificate, type ReplicationCa, typ
 import { CredentialRefusedError, NotActiveError, ReplicationCallError, ReplicationUnavailableError } from './errors';
 import { ReplicationClient, type ReplicationClientOptions } from './replication-client';
 import { ReplicationServer, type ReplicationHandler, type ReplicationServerOptions } from './replication-server';
-import type { KeyValue, WalStreamItem, WalStreamMessage } from './types';
+import type { KeyValue, MerkleDiffRequest, WalStreamItem, WalStreamMessage } from './types';
 
 let cluster: ClusterTls;
 let ca: ReplicationCa;
@@ -77,7 +77,7 @@ interface Primary {
   address: string;
   server: ReplicationServer;
   transport: GrpcTransport;
-  calls: { method: string; caller: PeerIdentity }[];
+  calls: { method: string; caller: PeerIdentity; page?: MerkleDiffRequest['page'] }[];
   wal: Feed<WalStreamItem>;
   handler: ReplicationHandler;
 }
@@ -104,12 +104,13 @@ async function startPrimary(overrides: Partial<ReplicationHandler> = {}, options
       return wal.read(signal);
     },
     lastWal: () => 42,
+    // One leaf per tree asked about, one leaf per page; each page a WAL later.
     merkleDiff: async (request, caller) => {
-      calls.push({ method: 'merkleDiff', caller });
-      return {
-        lastWal: 40,
-        leaves: request.trees.map((t, i) => ({ tree: t.tree, leaf: i + 7, entries: t.leafHashes.map((h, j) => ({ key: `${t.tree}/k${j}`, hash: h })) })),
-      };
+      calls.push({ method: 'merkleDiff', caller, page: request.page });
+      const leaves = request.trees.map((t, i) => ({ tree: t.tree, leaf: i + 7, entries: t.leafHashes.map((h, j) => ({ key: `${t.tree}/k${j}`, hash: h })) }));
+      if (!request.page) return { lastWal: 40, leaves };
+      const at = request.page.from;
+      return { lastWal: 40 + at, leaves: leaves.slice(at, at + 1), ...(at + 1 < leaves.length ? { next: at + 1 } : {}) };
     },
     merkleSync: async function* (keys, caller) {
       calls.push({ method: 'merkleSync', caller });
@@ -294,15 +295,16 @@ describe('replication wire: WAL stream', () => {
 describe('replication wire: Merkle diff and sync', () => {
   it('round-trips a diff and a sync, pages cut, absent keys as null', async () => {
     const primary = await startPrimary({}, { maxPageBytes: 2048 });
-    const client = connect(primary.address);
+    const client = connect(primary.address, secondary, { diffPageBytes: 1000 });
     const hashes = [Buffer.alloc(32, 1), Buffer.alloc(32, 2)];
-    expect(await client.merkleDiff({ trees: [{ tree: 'replicated', leafHashes: hashes }, { tree: 'local', leafHashes: [] }] })).toEqual({
-      lastWal: 40,
-      leaves: [
-        { tree: 'replicated', leaf: 7, entries: [{ key: 'replicated/k0', hash: hashes[0] }, { key: 'replicated/k1', hash: hashes[1] }] },
-        { tree: 'local', leaf: 8, entries: [] },
-      ],
-    });
+    const diffPages = [];
+    for await (const page of client.merkleDiff({ trees: [{ tree: 'replicated', leafHashes: hashes }, { tree: 'local', leafHashes: [] }] })) diffPages.push(page);
+    // The diff comes in pages, each asked for from where the last one ended.
+    expect(diffPages).toEqual([
+      { lastWal: 40, leaves: [{ tree: 'replicated', leaf: 7, entries: [{ key: 'replicated/k0', hash: hashes[0] }, { key: 'replicated/k1', hash: hashes[1] }] }], next: 1 },
+      { lastWal: 41, leaves: [{ tree: 'local', leaf: 8, entries: [] }] },
+    ]);
+    expect(primary.calls.filter((c) => c.method === 'merkleDiff').map((c) => c.page)).toEqual([{ from: 0, maxBytes: 1000 }, { from: 1, maxBytes: 1000 }]);
     const keys = [...Array.from({ length: 200 }, (_, i) => `logical/key-${i}`), 'gone/1'];
     const pages: KeyValue[][] = [];
     for await (const page of client.merkleSync(keys)) pages.push(page);
@@ -318,9 +320,21 @@ describe('replication wire: Merkle diff and sync', () => {
     const client = connect(primary.address);
     const sync = client.merkleSync(['a', '']);
     await expect(sync.next()).rejects.toMatchObject({ code: status.INVALID_ARGUMENT, message: expect.stringMatching(/keys: .*empty/) });
-    await expect(client.merkleDiff({ trees: Array.from({ length: 17 }, (_, i) => ({ tree: `t${i}`, leafHashes: [] })) })).rejects.toMatchObject({
+    await expect(client.merkleDiff({ trees: Array.from({ length: 17 }, (_, i) => ({ tree: `t${i}`, leafHashes: [] })) }).next()).rejects.toMatchObject({
       code: status.INVALID_ARGUMENT, message: expect.stringMatching(/trees: at most 16/),
     });
+  });
+
+  it('refuses a diff page past the leaves asked about, and a primary whose pages do not move forward', async () => {
+    const trees = [{ tree: 'replicated', leafHashes: [Buffer.alloc(32)] }];
+    const pastTheEnd = await startPrimary({ merkleDiff: async () => ({ lastWal: 1, leaves: [], next: 5 }) });
+    const pages = connect(pastTheEnd.address).merkleDiff({ trees });
+    await pages.next();
+    await expect(pages.next()).rejects.toMatchObject({ code: status.INVALID_ARGUMENT, message: expect.stringMatching(/page_from: at most .*\(1\)/) });
+    const stuck = await startPrimary({ merkleDiff: async () => ({ lastWal: 1, leaves: [], next: 1 }) });
+    const again = connect(stuck.address).merkleDiff({ trees });
+    await again.next();
+    await expect(again.next()).rejects.toThrow(/does not move forward/);
   });
 });
 

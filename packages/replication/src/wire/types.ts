@@ -76,12 +76,16 @@ export type WalStreamMessage = WalStreamItem | { kind: 'heartbeat'; timeMs: numb
 
 export interface MerkleDiffRequest {
   trees: { tree: string; leafHashes: Buffer[] }[];
+  /** Absent: the whole answer at once. */
+  page?: { from: number; maxBytes: number };
 }
 
 export interface MerkleDiffResult {
   /** The primary's last_wal that the answer reflects. */
   lastWal: number;
   leaves: { tree: string; leaf: number; entries: { key: string; hash: Buffer }[] }[];
+  /** Where the next page starts; absent after the last page. */
+  next?: number;
 }
 
 /** A key's current value on the primary; null when it does not exist there. */
