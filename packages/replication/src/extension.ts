@@ -95,7 +95,7 @@ export class ClusterReplication {
     if (!dr || !performance || !core) throw new Error('the replication extension was not given to the core');
     const { cluster, logger } = this.options;
     this.indexer = await MerkleIndexer.open({
-      dir: join(this.options.dir, 'merkle'), feed: cluster.feed, clock: this.clock, logger,
+      dir: join(this.options.dir, 'merkle'), feed: cluster.feed, clock: this.clock, logger, suspended: true,
       scan: async () => {
         const node = cluster.storage.node;
         if (!node) throw new Error('this node does not belong to a cluster yet');
@@ -146,9 +146,26 @@ export class ClusterReplication {
     const roles = [this.dr, this.performance].filter((r): r is ReplicationRole => r !== null);
     this.reloading = this.reloading.then(async () => {
       for (const role of roles) await role.reload();
+      this.indexWhileReplicating(roles);
     }).catch((err: unknown) => {
       this.options.logger.error('could not read this cluster\'s replication role', { err: (err as Error).message });
     });
+  }
+
+  /**
+   * The Merkle index serves replication only, so it follows the feed while either role is
+   * enabled and rests while both are disabled: kept on every write, it cost a cluster that does
+   * not replicate about a third of its write rate. Once a role is enabled, it catches up from its
+   * checkpoint, or rebuilds from a scan when the feed no longer holds the changes since.
+   */
+  private indexWhileReplicating(roles: ReplicationRole[]): void {
+    const indexer = this.indexer;
+    if (!indexer) return;
+    const replicating = roles.some((role) => role.mode() !== 'disabled');
+    if (replicating === !indexer.suspended) return;
+    if (replicating) indexer.resume();
+    else indexer.suspend();
+    this.options.logger.info(replicating ? 'merkle index follows the commit feed: replication is enabled' : 'merkle index rests: replication is disabled', { applied: indexer.applied });
   }
 
   /** Both roles' status as `sys/replication/status` shows it (the server's metrics read it); null before the core is built. */

@@ -36,6 +36,7 @@ afterAll(async () => {
 const pNode = (): NodeHandle => primary.cluster.nodes[0] as NodeHandle;
 const sNode = (): NodeHandle => secondary.cluster.nodes[0] as NodeHandle;
 const pAddr = async () => pNode().apiAddr;
+const serverLog = (node: NodeHandle): string => readFileSync(join(node.dir, 'server.log'), 'utf8');
 const sAddr = async () => sNode().apiAddr;
 
 /** A TCP port on loopback that accepts connections and never answers: a primary that hangs. */
@@ -62,8 +63,11 @@ describe('DR replication roles', () => {
     const s = sNode().apiAddr;
     expect((await api(p, 'POST', 'sys/mounts/secret', { token: root, body: { type: 'kv', options: { version: '2' } } })).status).toBe(204);
     await writeSecret(p, root, 'canary', { value: 'before' });
+    // The Merkle index serves replication only: it rests until a role is enabled.
+    expect(serverLog(pNode())).not.toMatch(/merkle index follows/);
 
     expect((await api(p, 'POST', `${DR}/primary/enable`, { token: root, body: {} })).status).toBe(200);
+    await until('the primary\'s Merkle index to follow the feed', 10_000, async () => (/merkle index follows/.test(serverLog(pNode())) ? true : undefined), 100);
     expect400(await issue(''), /"id"/);
     expect400(await api(p, 'POST', `${DR}/primary/secondary-token`, { token: root, body: {} }), /missing required field "id"/);
 
@@ -167,7 +171,7 @@ describe('DR replication roles', () => {
     expect(s.merkle_root).toBe(p.merkle_root);
     // It streamed on from its mark (past everything it had applied before it died), with no Merkle sync.
     expect(s.merkle_sync_count).toBe(0);
-    const sinceRestart = readFileSync(join(sNode().dir, 'server.log'), 'utf8').split('==> Strongroom server started').pop() ?? '';
+    const sinceRestart = serverLog(sNode()).split('==> Strongroom server started').pop() ?? '';
     const starts = sinceRestart.split('\n').filter((l) => l.includes('streaming the primary')).map((l) => (JSON.parse(l) as { from_index: number }).from_index);
     expect(starts.length).toBeGreaterThan(0);
     expect(starts[0]).toBeGreaterThan(before.last_remote_wal);
@@ -223,6 +227,7 @@ describe('DR replication roles', () => {
     const oldId = (await drStatus(p)).cluster_id as string;
     expect((await api(p, 'POST', `${DR}/primary/disable`, { token: root, body: {} })).status).toBe(200);
     expect((await drStatus(p)).mode).toBe('disabled');
+    await until('the primary\'s Merkle index to rest', 10_000, async () => (/merkle index rests/.test(serverLog(pNode())) ? true : undefined), 100);
     expect((await api(p, 'POST', `${DR}/primary/enable`, { token: root, body: {} })).status).toBe(200);
     const newId = (await drStatus(p)).cluster_id as string;
     expect(newId).not.toBe(oldId);

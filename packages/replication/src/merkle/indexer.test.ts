@@ -123,6 +123,60 @@ describe('MerkleIndexer', () => {
     expect(behind.status().reindex?.force).toBe(true);
   });
 
+  it('applies nothing while suspended, and on resume catches up from the feed, or by a reindex once the feed lost its changes', async () => {
+    const indexer = await start('merkle', { suspended: true });
+    writeKeys(0, 10);
+    const waiting = indexer.whenApplied(cluster.index);
+    let answered = false;
+    void waiting.then(() => { answered = true; });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(indexer.applied).toBe(0);
+    expect(answered).toBe(false);
+    expect(cluster.follows).toBe(0);
+
+    indexer.resume();
+    await waiting;
+    await caughtUp(indexer);
+    expect(indexer.status().reindex).toBeUndefined();
+
+    indexer.suspend();
+    const applied = indexer.applied;
+    writeKeys(10, 10);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(indexer.applied).toBe(applied);
+    cluster.forget(cluster.index - 2);
+    indexer.resume();
+    await caughtUp(indexer);
+    expect(indexer.status().reindex).toMatchObject({ running: false, progress: { phase: 'done' } });
+  });
+
+  it('stops a reindex when suspended and runs it again on resume', async () => {
+    writeKeys(0, 10);
+    let release: (() => void) | undefined;
+    let held = new Promise<void>((resolve) => { release = resolve; });
+    let scans = 0;
+    const slowScan = async (): Promise<StorageScan> => {
+      scans++;
+      await held;
+      return cluster.scan();
+    };
+    const indexer = await start('merkle', { scan: slowScan });
+    await caughtUp(indexer);
+    indexer.reindex({ force: true });
+    await waitUntil(() => scans === 1, 'the reindex to start');
+    indexer.suspend();
+    release?.();
+    held = Promise.resolve();
+    writeKeys(10, 2);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(indexer.reindexPending).toBe(true);
+    expect(scans).toBe(1);
+    indexer.resume();
+    await caughtUp(indexer);
+    expect(scans).toBe(2);
+    expect(indexer.status().reindex).toMatchObject({ running: false, force: true, progress: { phase: 'done' } });
+  });
+
   it('follows again from its applied index when the feed\'s node is replaced', async () => {
     const indexer = await start();
     writeKeys(0, 5);

@@ -32,6 +32,8 @@ export interface MerkleIndexerOptions {
   flushIntervalMs?: number;
   /** The wait before following again after the feed's node changed or a failure. */
   retryMs?: number;
+  /** Opens without following the feed, until `resume()`. */
+  suspended?: boolean;
   clock?: Clock;
   logger?: Logger;
 }
@@ -72,9 +74,15 @@ export class MerkleReindexRunningError extends StrongroomError {
  * change, writes changed pages every `flushIntervalMs`, and rebuilds from a storage scan when
  * the feed cannot say what changed (the index left its window, a restore or snapshot install) or
  * when asked. A reindex recorded in the store runs again at open. One per node, on every node.
+ *
+ * While suspended it neither follows nor reindexes (a reindex under way stops, and runs again
+ * on resume); on resume it follows on from its checkpoint, or rebuilds if the feed no longer
+ * holds the changes since. Waiters on `whenApplied` wait for the resume.
  */
 export class MerkleIndexer {
   private closed = false;
+  private suspendedFlag: boolean;
+  private wakeResume: (() => void) | undefined;
   private loop: Promise<void> = Promise.resolve();
   private following: AbortController | undefined;
   private reindexing: AbortController | undefined;
@@ -90,6 +98,7 @@ export class MerkleIndexer {
   private constructor(private readonly db: MerkleDb, readonly tree: MerkleTree, private readonly options: MerkleIndexerOptions) {
     this.clock = options.clock ?? systemClock;
     this.logger = options.logger ?? silentLogger;
+    this.suspendedFlag = options.suspended ?? false;
   }
 
   static async open(options: MerkleIndexerOptions): Promise<MerkleIndexer> {
@@ -145,6 +154,26 @@ export class MerkleIndexer {
     this.wakePause?.();
   }
 
+  get suspended(): boolean {
+    return this.suspendedFlag;
+  }
+
+  /** Stops following the feed (and a reindex under way) until `resume()`. */
+  suspend(): void {
+    if (this.suspendedFlag || this.closed) return;
+    this.suspendedFlag = true;
+    this.reindexing?.abort();
+    this.following?.abort();
+    this.wakePause?.();
+  }
+
+  /** Follows the feed again from the checkpoint (see the class). */
+  resume(): void {
+    if (!this.suspendedFlag) return;
+    this.suspendedFlag = false;
+    this.wakeResume?.();
+  }
+
   /** A diff read a damaged entry: the store is rebuilt, as when the follower finds one. */
   private corruptionFound(err: MerkleCorruptionError): void {
     if (this.closed || this.reindexPending) return;
@@ -186,6 +215,7 @@ export class MerkleIndexer {
     this.reindexing?.abort();
     this.following?.abort();
     this.wakePause?.();
+    this.wakeResume?.();
     await this.loop;
     for (const w of this.waiters.splice(0)) w.reject(new Error('the Merkle index is closed'));
     if (!this.wanted) await this.tree.flush().catch((err: unknown) => this.logger.warn('merkle index flush failed at close', { error: errorText(err) }));
@@ -196,6 +226,15 @@ export class MerkleIndexer {
   private async run(): Promise<void> {
     while (!this.closed) {
       try {
+        if (this.suspendedFlag) {
+          await new Promise<void>((resolve) => {
+            this.wakeResume = () => {
+              this.wakeResume = undefined;
+              resolve();
+            };
+          });
+          continue;
+        }
         if (this.wanted) {
           await this.runReindex();
           continue;
@@ -204,6 +243,7 @@ export class MerkleIndexer {
         if (!this.wanted) await this.pause();
       } catch (err) {
         if (this.closed) break;
+        if (this.suspendedFlag && !(err instanceof ChangesNotRetainedError)) continue;
         if (err instanceof ChangesNotRetainedError) {
           this.logger.info('merkle index is behind the commit feed\'s window; reindexing', { applied: this.tree.applied });
           this.wanted ??= { diff: false, force: false };
@@ -279,9 +319,9 @@ export class MerkleIndexer {
     }
   }
 
-  /** Waits `retryMs`, or less if closed or asked to reindex. */
+  /** Waits `retryMs`, or less if closed, suspended or asked to reindex. */
   private pause(): Promise<void> {
-    if (this.closed || this.wanted) return Promise.resolve();
+    if (this.closed || this.wanted || this.suspendedFlag) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const timer = this.clock.setTimer(this.options.retryMs ?? 500, () => this.wakePause?.());
       this.wakePause = () => {
