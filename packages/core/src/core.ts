@@ -344,7 +344,7 @@ export class Core {
       (uuid) => {
         for (const view of this.namespaces.all()) {
           for (const [kind, table] of [['secret', view.mounts], ['auth', view.auths]] as const) {
-            const entry = table.all().find((e) => e.uuid === uuid);
+            const entry = table.byUuid(uuid);
             if (entry) return { namespace: view.path, entry, kind };
           }
         }
@@ -619,7 +619,7 @@ export class Core {
   private leaseTarget(lease: LeaseEntry): { backend: Backend; req: BackendRequest } | null {
     for (const view of this.namespaces.all()) {
       const table = lease.mountKind === 'auth' ? view.auths : view.mounts;
-      const entry = table.all().find((e) => e.uuid === lease.mountUuid);
+      const entry = table.byUuid(lease.mountUuid);
       const backend = entry ? this.instances.get(entry.uuid) : undefined;
       if (!entry || !backend) continue;
       return { backend, req: this.internalRequest(view, lease.mountKind, entry, lease.path) };

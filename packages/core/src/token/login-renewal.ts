@@ -12,7 +12,7 @@ export async function checkLoginRenewal(core: Core, entry: TokenEntry, increment
   const login = entry.login;
   if (!login) return null;
   for (const view of core.namespaces.all()) {
-    const mount = view.auths.all().find((m) => m.uuid === login.mountUuid);
+    const mount = view.auths.byUuid(login.mountUuid);
     if (!mount) continue;
     const req: BackendRequest = {
       id: randomUUID(), operation: 'update', path: entry.path.slice(`auth/${mount.path}`.length),

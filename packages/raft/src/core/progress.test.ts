@@ -1,5 +1,5 @@
 import { PeerProgress } from './progress';
-import { hasQuorum, majorityIndex, voteResult } from './quorum';
+import { hasQuorum, majorityIndex, quorumValue, voteResult } from './quorum';
 import { ReadOnlyQueue } from './read-only';
 
 describe('PeerProgress', () => {
@@ -55,6 +55,20 @@ describe('quorum', () => {
     expect(majorityIndex(['a', 'b', 'c', 'd', 'e'], (id) => match[id]!)).toBe(7);
     expect(majorityIndex(['a', 'b'], (id) => match[id]!)).toBe(5);
     expect(majorityIndex([], () => 1)).toBe(0);
+  });
+
+  test('quorumValue is the quorum-th largest value, ties and -Infinity included, for every size of voter set', () => {
+    const sorted = (values: number[]) => [...values].sort((a, b) => b - a)[Math.floor(values.length / 2)];
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % 6;
+    for (let n = 1; n <= 7; n++) {
+      for (let round = 0; round < 200; round++) {
+        const values = Array.from({ length: n }, () => (next() === 0 ? -Infinity : next()));
+        const voters = values.map((_, i) => `v${i}`);
+        expect(quorumValue(voters, (id) => values[Number(id.slice(1))] as number)).toBe(sorted(values));
+      }
+    }
+    expect(quorumValue([], () => 1)).toBeUndefined();
   });
 
   test('voteResult decides as soon as the outcome is certain and ignores non-voters', () => {

@@ -7,9 +7,25 @@ export function quorumSize(voters: number): number {
 
 /** The largest index that a majority of voters has matched; 0 with no voters. */
 export function majorityIndex(voters: readonly NodeId[], matchOf: (id: NodeId) => number): number {
-  if (voters.length === 0) return 0;
-  const matches = voters.map(matchOf).sort((a, b) => b - a);
-  return matches[quorumSize(voters.length) - 1] ?? 0;
+  return quorumValue(voters, matchOf) ?? 0;
+}
+
+/**
+ * The largest value that a majority of voters has reached (the quorum-th largest `valueOf`);
+ * undefined with no voters. By counting rather than sorting a copy, it allocates nothing: the
+ * lease asks it on every read. Voter sets are a handful, so n^2 compares cost less than a sort.
+ */
+export function quorumValue(voters: readonly NodeId[], valueOf: (id: NodeId) => number): number | undefined {
+  const q = quorumSize(voters.length);
+  let best: number | undefined;
+  for (const candidate of voters) {
+    const v = valueOf(candidate);
+    if (best !== undefined && v <= best) continue;
+    let reached = 0;
+    for (const other of voters) if (valueOf(other) >= v) reached++;
+    if (reached >= q) best = v;
+  }
+  return best;
 }
 
 /** Do the voters for which `yes` holds form a majority? */

@@ -2,7 +2,7 @@ import { applyConfChange, cloneConfState, confChangeProblem, decodeConfChange, e
 import { CompactedError, ConfChangeError, NotLeaderError, ProposalDroppedError, TransferError } from './errors';
 import { RaftLog } from './log';
 import { PeerProgress } from './progress';
-import { hasQuorum, majorityIndex, voteResult } from './quorum';
+import { hasQuorum, majorityIndex, quorumValue, voteResult } from './quorum';
 import { ReadOnlyQueue } from './read-only';
 import type {
   ConfChange,
@@ -396,8 +396,7 @@ export class RaftCore {
    */
   leaseStartTick(): number | null {
     if (!this.leaseValid()) return null;
-    const acks = this.conf.voters.map((v) => (v === this.id ? this.ticks : this.progress.get(v)?.leaseAckTick ?? -Infinity)).sort((a, b) => b - a);
-    const t = acks[Math.floor(this.conf.voters.length / 2)];
+    const t = quorumValue(this.conf.voters, (v) => (v === this.id ? this.ticks : this.progress.get(v)?.leaseAckTick ?? -Infinity));
     return t === undefined || t === -Infinity ? null : t;
   }
 
