@@ -1,4 +1,5 @@
 import { ConfigError, loadConfigFile, startDevServer, startServer, type RunningServer } from '@strongroom/api';
+import { limitHeapGrowth } from '../heap-growth';
 import { parseArgs, stringFlag, UsageError } from '../args';
 
 export const SERVER_USAGE = `Usage: strongroom server --dev [--dev-root-token ID] [--listen HOST:PORT] [--data-dir DIR]
@@ -62,6 +63,7 @@ export async function serverCommand(argv: string[], out: NodeJS.WritableStream, 
     out.write(`${SERVER_USAGE}\n`);
     return 0;
   }
+  limitHeapGrowth();
   const gate = signalGate(out);
   try {
     return await runServer(args, gate, out, err);
