@@ -145,8 +145,12 @@ export class ClusterReplication {
   private reload(): void {
     const roles = [this.dr, this.performance].filter((r): r is ReplicationRole => r !== null);
     this.reloading = this.reloading.then(async () => {
-      for (const role of roles) await role.reload();
-      this.indexWhileReplicating(roles);
+      try {
+        for (const role of roles) await role.reload();
+      } finally {
+        // One role's reload failing must not leave the index resting under the other.
+        this.indexWhileReplicating(roles);
+      }
     }).catch((err: unknown) => {
       this.options.logger.error('could not read this cluster\'s replication role', { err: (err as Error).message });
     });
@@ -176,6 +180,8 @@ export class ClusterReplication {
 
   async close(): Promise<void> {
     this.offFeed?.();
+    // First, so that a stream or sync waiting on the index ends rather than holding the runtimes open.
+    this.indexer?.suspend();
     for (const runtime of this.runtimes) await runtime.close();
     this.wal.close();
     await this.indexer?.close();

@@ -1,7 +1,9 @@
+import { status } from '@grpc/grpc-js';
 import type { KeyClass } from './key-space';
 import { answerDiff, LEAF_LEVEL, planSync, summarize, type LeafDiff, type MerkleIndexer } from './merkle';
 import type { PrimaryMerkle } from './primary-service';
 import type { SecondaryMerkle } from './secondary-runner';
+import { ReplicationCallError } from './wire/errors';
 import type { MerkleDiffRequest } from './wire/types';
 
 const HASH_BYTES = 32;
@@ -25,8 +27,14 @@ export function merkleAdapters(indexer: MerkleIndexer): PrimaryMerkle & Secondar
     diff: async (theirs, allows) => {
       const hashes = (tree: KeyClass) => Buffer.concat(theirs.trees.find((t) => t.tree === tree)?.leafHashes ?? []);
       const summary = { level: LEAF_LEVEL, replicated: hashes('replicated'), local: hashes('local') };
-      const answer = await answerDiff(indexer.tree, summary, { ...(theirs.page ? { page: theirs.page } : {}), ...(allows ? { allows } : {}) });
-      return { leaves: answer.leaves, next: answer.next };
+      try {
+        const answer = await answerDiff(indexer.tree, summary, { ...(theirs.page ? { page: theirs.page } : {}), ...(allows ? { allows } : {}) });
+        return { leaves: answer.leaves, next: answer.next };
+      } catch (err) {
+        // A summary of the wrong size, or a page past the last leaf: the caller's mistake.
+        if (err instanceof RangeError) throw new ReplicationCallError(status.INVALID_ARGUMENT, err.message);
+        throw err;
+      }
     },
     plan: (leaves) => planSync(indexer.tree, leaves as LeafDiff[]),
   };

@@ -15,8 +15,7 @@ import type { WalTracker } from './wal-tracker';
 /** What the primary's service needs of its node's Merkle index. */
 export interface PrimaryMerkle {
   caughtUp(index: number): Promise<void>;
-  /** The leaves whose hash differs from the secondary's, with this node's entries in each. */
-  /** One page of the answer; `allows`: the secondary may hold only those keys (see answerDiff). */
+  /** One page of the leaves whose hash differs from the secondary's, with this node's entries in each; `allows`: the secondary may hold only those keys (see answerDiff). */
   diff(theirs: MerkleDiffRequest, allows?: (key: string) => boolean): Promise<{ leaves: MerkleDiffResult['leaves']; next: number | null }>;
   rootBefore(index: number): Buffer | undefined;
 }

@@ -282,7 +282,8 @@ export class SecondaryRunner {
   private async merkleSync(client: ReplicationClient): Promise<void> {
     this.live.state = 'merkle-diff';
     await this.options.merkle.caughtUp(this.options.applied());
-    // Leaves not yet reached are untouched here, so one summary serves every page.
+    // One summary serves every page: a leaf that changed here since (a performance secondary's own
+    // tokens) is planned from its entries now, and the primary answers whole leaves.
     const summary = this.options.merkle.summary();
     let lastWal: number | undefined;
     const done = { fetch: 0, remove: 0, pages: 0 };

@@ -12,8 +12,8 @@ export function majorityIndex(voters: readonly NodeId[], matchOf: (id: NodeId) =
 
 /**
  * The largest value that a majority of voters has reached (the quorum-th largest `valueOf`);
- * undefined with no voters. By counting rather than sorting a copy, it allocates nothing: the
- * lease asks it on every read. Voter sets are a handful, so n^2 compares cost less than a sort.
+ * undefined with no voters. It counts rather than sorting a copy of the values, as the lease
+ * asks it on every read; voter sets are a handful, so n^2 compares cost less than a sort.
  */
 export function quorumValue(voters: readonly NodeId[], valueOf: (id: NodeId) => number): number | undefined {
   const q = quorumSize(voters.length);

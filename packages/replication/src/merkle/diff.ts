@@ -5,13 +5,15 @@ import type { LeafEntry, MerkleTree } from './merkle-tree';
 export type { LeafEntry } from './merkle-tree';
 
 /*
- * The two round trips of a Merkle sync, as plain data for the wire:
+ * A Merkle sync, as plain data for the wire, page by page of the answer:
  *   1. merkle-diff: the secondary sends `summarize(tree)` (both trees' leaf hashes, 128 KiB each);
- *      the primary answers `answerDiff(tree, theirs)`: its applied index and, for each leaf
- *      that differs, its entries (key and hash).
+ *      the primary answers `answerDiff(tree, theirs, { page })`: its applied index and, for each
+ *      leaf that differs from `page.from` on, its entries (key and hash), up to about
+ *      `page.maxBytes`, and where the next page starts.
  *   2. merkle-sync: the secondary computes `planSync(tree, answer.leaves)`, asks the primary for
- *      the values of `fetch`, writes them and deletes `remove`, then streams from answer.index + 1.
- * Writes on the primary meanwhile are in that stream, and applying a write twice is harmless.
+ *      the values of `fetch`, writes them and deletes `remove`, and asks for the next page.
+ * Then it streams from the first page's index + 1. Writes on the primary meanwhile are in that
+ * stream, and applying a write twice is harmless.
  */
 
 /** The hashes of both trees at one level (HASH_BYTES per node, node order). */

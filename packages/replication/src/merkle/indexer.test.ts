@@ -1,7 +1,7 @@
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MerkleIndexer, type MerkleIndexerOptions } from './indexer';
+import { MerkleIndexer, MerkleIndexSuspendedError, type MerkleIndexerOptions } from './indexer';
 import { leafOf } from './layout';
 import { MerkleTree } from './merkle-tree';
 import type { StorageScan } from './rebuild';
@@ -126,16 +126,13 @@ describe('MerkleIndexer', () => {
   it('applies nothing while suspended, and on resume catches up from the feed, or by a reindex once the feed lost its changes', async () => {
     const indexer = await start('merkle', { suspended: true });
     writeKeys(0, 10);
-    const waiting = indexer.whenApplied(cluster.index);
-    let answered = false;
-    void waiting.then(() => { answered = true; });
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(indexer.applied).toBe(0);
-    expect(answered).toBe(false);
     expect(cluster.follows).toBe(0);
+    await expect(indexer.whenApplied(cluster.index)).rejects.toThrow(MerkleIndexSuspendedError);
 
     indexer.resume();
-    await waiting;
+    await indexer.whenApplied(cluster.index);
     await caughtUp(indexer);
     expect(indexer.status().reindex).toBeUndefined();
 
@@ -148,6 +145,19 @@ describe('MerkleIndexer', () => {
     indexer.resume();
     await caughtUp(indexer);
     expect(indexer.status().reindex).toMatchObject({ running: false, progress: { phase: 'done' } });
+  });
+
+  it('fails what waits on it when suspended, and closes while suspended', async () => {
+    const indexer = await start();
+    writeKeys(0, 3);
+    await caughtUp(indexer);
+    const pending = indexer.whenApplied(indexer.applied + 5);
+    indexer.suspend();
+    await expect(pending).rejects.toThrow(MerkleIndexSuspendedError);
+    await expect(indexer.whenApplied(indexer.applied + 1)).rejects.toThrow(/replication is disabled/);
+    // What it already reflects still answers at once.
+    await expect(indexer.whenApplied(indexer.applied)).resolves.toBeUndefined();
+    await stop(indexer);
   });
 
   it('stops a reindex when suspended and runs it again on resume', async () => {

@@ -62,6 +62,14 @@ export interface MerkleStatus {
   reindex?: ReindexStatus;
 }
 
+/** What waits on a suspended index is told so: it is not coming up to date until resumed. */
+export class MerkleIndexSuspendedError extends Error {
+  constructor() {
+    super('the Merkle index is not following the commit feed: replication is disabled on this cluster');
+    this.name = 'MerkleIndexSuspendedError';
+  }
+}
+
 /** merkle-check while a reindex rewrites the store would report its half-built state. */
 export class MerkleReindexRunningError extends StrongroomError {
   constructor() {
@@ -77,7 +85,8 @@ export class MerkleReindexRunningError extends StrongroomError {
  *
  * While suspended it neither follows nor reindexes (a reindex under way stops, and runs again
  * on resume); on resume it follows on from its checkpoint, or rebuilds if the feed no longer
- * holds the changes since. Waiters on `whenApplied` wait for the resume.
+ * holds the changes since. `whenApplied` fails while it is suspended, and suspending fails the
+ * waiters: nothing would answer them, and a replication stream or sync waiting there must end.
  */
 export class MerkleIndexer {
   private closed = false;
@@ -138,6 +147,7 @@ export class MerkleIndexer {
   whenApplied(index: number): Promise<void> {
     if (this.tree.applied >= index) return Promise.resolve();
     if (this.closed) return Promise.reject(new Error('the Merkle index is closed'));
+    if (this.suspendedFlag) return Promise.reject(new MerkleIndexSuspendedError());
     return new Promise((resolve, reject) => this.waiters.push({ index, resolve, reject }));
   }
 
@@ -165,6 +175,7 @@ export class MerkleIndexer {
     this.reindexing?.abort();
     this.following?.abort();
     this.wakePause?.();
+    for (const w of this.waiters.splice(0)) w.reject(new MerkleIndexSuspendedError());
   }
 
   /** Follows the feed again from the checkpoint (see the class). */
@@ -243,7 +254,9 @@ export class MerkleIndexer {
         if (!this.wanted) await this.pause();
       } catch (err) {
         if (this.closed) break;
-        if (this.suspendedFlag && !(err instanceof ChangesNotRetainedError)) continue;
+        // What the stop itself interrupted (a reindex's scan) runs again on resume; damage found
+        // on the way still asks for a rebuild, below.
+        if (this.suspendedFlag && !(err instanceof ChangesNotRetainedError) && !(err instanceof MerkleCorruptionError)) continue;
         if (err instanceof ChangesNotRetainedError) {
           this.logger.info('merkle index is behind the commit feed\'s window; reindexing', { applied: this.tree.applied });
           this.wanted ??= { diff: false, force: false };
