@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TxnOp } from '@strongroom/base';
 import { answerDiff, DIFF_POSITIONS, differingNodes, planSync, summarize, type DiffAnswerOptions, type LeafDiff, type MerkleSummary } from './diff';
+import { replicationService } from '../wire/replication-proto';
 import { LEAF_LEVEL, leafOf, LEAVES } from './layout';
 import { MerkleTree } from './merkle-tree';
 import { openMerkleDb, type MerkleDb } from './store';
@@ -147,8 +148,9 @@ describe('Merkle diff and sync', () => {
     const paged = await pages(primary, question, 16 * 1024);
     expect(paged.length).toBeGreaterThan(5);
     expect(lines(paged.flat())).toEqual(lines(whole.leaves));
-    // Each page within its bytes: keys, hashes and some framing per entry.
-    for (const page of paged) expect(page.reduce((n, l) => n + 24 + l.entries.reduce((m, e) => m + e.key.length + 40, 0), 0)).toBeLessThanOrEqual(16 * 1024);
+    // Each page, as the wire encodes it, within its bytes (and the last_wal and next_page fields).
+    const encode = replicationService().merkleDiff.responseSerialize;
+    for (const page of paged) expect(encode({ lastWal: 1e12, leaves: page, nextPage: 8192 }).length).toBeLessThanOrEqual(16 * 1024 + 16);
 
     for (const page of paged) {
       const plan = await planSync(secondary.tree, page);
