@@ -91,12 +91,12 @@ export class MerkleReindexRunningError extends StrongroomError {
 export class MerkleIndexer {
   private closed = false;
   private suspendedFlag: boolean;
-  private wakeResume: (() => void) | undefined;
   private loop: Promise<void> = Promise.resolve();
   private following: AbortController | undefined;
   private reindexing: AbortController | undefined;
   private wanted: Required<ReindexRequest> | undefined;
-  private wakePause: (() => void) | undefined;
+  /** Ends the loop's rest (a pause, or a suspension) early. */
+  private wake: (() => void) | undefined;
   private flushTimer: TimerHandle | undefined;
   private waiters: Array<{ index: number; resolve: () => void; reject: (err: Error) => void }> = [];
   private reindexState: ReindexStatus | undefined;
@@ -161,7 +161,7 @@ export class MerkleIndexer {
     this.wanted = { diff: request.diff ?? false, force: request.force ?? false };
     this.reindexing?.abort();
     this.following?.abort();
-    this.wakePause?.();
+    this.wake?.();
   }
 
   get suspended(): boolean {
@@ -174,7 +174,7 @@ export class MerkleIndexer {
     this.suspendedFlag = true;
     this.reindexing?.abort();
     this.following?.abort();
-    this.wakePause?.();
+    this.wake?.();
     for (const w of this.waiters.splice(0)) w.reject(new MerkleIndexSuspendedError());
   }
 
@@ -182,7 +182,7 @@ export class MerkleIndexer {
   resume(): void {
     if (!this.suspendedFlag) return;
     this.suspendedFlag = false;
-    this.wakeResume?.();
+    this.wake?.();
   }
 
   /** A diff read a damaged entry: the store is rebuilt, as when the follower finds one. */
@@ -225,8 +225,7 @@ export class MerkleIndexer {
     this.flushTimer?.cancel();
     this.reindexing?.abort();
     this.following?.abort();
-    this.wakePause?.();
-    this.wakeResume?.();
+    this.wake?.();
     await this.loop;
     for (const w of this.waiters.splice(0)) w.reject(new Error('the Merkle index is closed'));
     if (!this.wanted) await this.tree.flush().catch((err: unknown) => this.logger.warn('merkle index flush failed at close', { error: errorText(err) }));
@@ -238,12 +237,7 @@ export class MerkleIndexer {
     while (!this.closed) {
       try {
         if (this.suspendedFlag) {
-          await new Promise<void>((resolve) => {
-            this.wakeResume = () => {
-              this.wakeResume = undefined;
-              resolve();
-            };
-          });
+          await this.rest();
           continue;
         }
         if (this.wanted) {
@@ -335,11 +329,16 @@ export class MerkleIndexer {
   /** Waits `retryMs`, or less if closed, suspended or asked to reindex. */
   private pause(): Promise<void> {
     if (this.closed || this.wanted || this.suspendedFlag) return Promise.resolve();
+    return this.rest(this.options.retryMs ?? 500);
+  }
+
+  /** Waits until `wake` is called, or `ms` at most when given. */
+  private rest(ms?: number): Promise<void> {
     return new Promise<void>((resolve) => {
-      const timer = this.clock.setTimer(this.options.retryMs ?? 500, () => this.wakePause?.());
-      this.wakePause = () => {
-        timer.cancel();
-        this.wakePause = undefined;
+      const timer = ms === undefined ? undefined : this.clock.setTimer(ms, () => this.wake?.());
+      this.wake = () => {
+        timer?.cancel();
+        this.wake = undefined;
         resolve();
       };
     });
