@@ -154,11 +154,9 @@ function send(res: ServerResponse, status: number, body: unknown, head: boolean)
     return;
   }
   // One write to the socket for the pieces, as for a reply in one string.
-  const [before, text, after] = payload.pieces;
   res.cork();
-  res.write(before);
-  res.write(text);
-  res.end(after);
+  for (const piece of payload.pieces) res.write(piece);
+  res.end();
   res.uncork();
 }
 

@@ -62,6 +62,20 @@ describe('transit over HTTP', () => {
     expect(dec.json.data.plaintext).toBe(plaintext);
   });
 
+  it.each([
+    ['only ASCII', 'ref-ascii'],
+    ['a character outside the BMP', 'key \u{1F511}'],
+  ])('answers a large batch whose references hold %s with the bytes JSON.stringify gives', async (_what, reference) => {
+    await call(t.url, 'POST', 'transit/keys/bulk-refs', { token: root, body: {} });
+    const plaintext = Buffer.from('y'.repeat(1024)).toString('base64');
+    const batch_input = Array.from({ length: 300 }, (_, i) => ({ plaintext, reference: i === 299 ? reference : `r${i}` }));
+    const got = await call(t.url, 'POST', 'transit/encrypt/bulk-refs', { token: root, body: { batch_input } });
+    expect(got.status).toBe(200);
+    expect(got.text).toBe(JSON.stringify(got.json));
+    expect(Number(got.headers.get('content-length'))).toBe(Buffer.byteLength(got.text));
+    expect(got.json.data.batch_results[299].reference).toBe(reference);
+  });
+
   it('wraps a large batch as any reply, its results whole after unwrapping', async () => {
     const plaintext = Buffer.from('y').toString('base64');
     const body = { batch_input: Array.from({ length: 100 }, () => ({ plaintext })) };

@@ -12,7 +12,7 @@ export { BackendHarness, expectBadRequest, expectFailure } from './framework/tes
 export * as testing from './testing';
 export { formatDuration, parseDurationSeconds, requireDuration } from './framework/duration';
 export { jsonTextOf, withJsonText } from './framework/json-text';
-export type { JsonText } from './framework/json-text';
+export type { JsonText, JsonTextValue } from './framework/json-text';
 export { FakeClock, systemClock } from './clock';
 export type { Clock, TimerHandle } from './clock';
 export { createLogger, silentLogger } from './logger';

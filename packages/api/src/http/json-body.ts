@@ -1,5 +1,6 @@
 import type { JsonLimits } from '@strongroom/base';
 import { BadRequestError } from '@strongroom/core';
+import { utf8Text } from './utf8-text';
 
 export type { JsonLimits };
 
@@ -319,7 +320,7 @@ export function parseJson(raw: Buffer, limits: JsonLimits): unknown {
     quick = false;
   }
   try {
-    return JSON.parse(raw.toString('utf8')) as unknown;
+    return JSON.parse(utf8Text(raw)) as unknown;
   } catch {
     checkJson(raw, limits);
     throw new BadRequestError('failed to parse JSON input');

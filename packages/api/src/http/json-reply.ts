@@ -8,15 +8,16 @@ const SPLICE_MARK_JSON = JSON.stringify(SPLICE_MARK);
 
 /** A reply's JSON in the pieces it is written in, and their length in bytes. */
 export interface SplicedJson {
-  pieces: [string, string, string];
+  pieces: string[];
   bytes: number;
 }
 
 /**
  * A reply body's JSON: JSON.stringify's string, or, when the body's data marks a field whose
- * JSON text the engine already has (core's `withJsonText`), the same text in three pieces: what
- * comes before that field, its text, and what follows. Written one after the other, the pieces
- * are never joined into one string, which for a reply that large would be another copy.
+ * JSON text the engine writes itself (core's `withJsonText`), the same text in pieces: what comes
+ * before that field, the pieces of text the engine builds now, and what follows. Written one after
+ * the other, the pieces are never joined into one string, which for a reply that large would be
+ * another copy.
  */
 export function jsonReply(body: unknown): string | SplicedJson {
   const data = body !== null && typeof body === 'object' ? (body as { data?: unknown }).data : undefined;
@@ -30,8 +31,11 @@ export function jsonReply(body: unknown): string | SplicedJson {
   if (at === -1 || outer.indexOf(SPLICE_MARK_JSON, at + 1) !== -1) return JSON.stringify(body);
   const head = outer.slice(0, at);
   const tail = outer.slice(at + SPLICE_MARK_JSON.length);
-  return {
-    pieces: [head, marked.text, tail],
-    bytes: Buffer.byteLength(head) + (marked.bytes ?? Buffer.byteLength(marked.text)) + Buffer.byteLength(tail),
-  };
+  const { pieces, bytes } = marked.render();
+  let size = bytes;
+  if (size === undefined) {
+    size = 0;
+    for (const piece of pieces) size += Buffer.byteLength(piece);
+  }
+  return { pieces: [head, ...pieces, tail], bytes: Buffer.byteLength(head) + size + Buffer.byteLength(tail) };
 }

@@ -1,5 +1,14 @@
 /**
- * A field of a response's data whose JSON text the engine already has: the HTTP layer writes
+ * A field's JSON text, in pieces written one after the other, with its length in UTF-8 when the
+ * engine knows it (which spares the writer a scan of it).
+ */
+export interface JsonTextValue {
+  pieces: readonly string[];
+  bytes?: number;
+}
+
+/**
+ * A field of a response's data whose JSON text the engine can write itself: the HTTP layer writes
  * that text into the reply in place of serializing the field again. Everything else that reads
  * the response (audit, response wrapping, a standby's forwarding) sees the field's value as
  * usual and never the text.
@@ -8,14 +17,17 @@
  * ciphertext for characters to escape, which base64 never has, and builds its output in pieces
  * that must be copied into one string before the socket write copies it again.
  *
- * The text must be exactly what JSON.stringify gives for the field's value, and the value must
- * not change after it is marked.
+ * The text built must be exactly what JSON.stringify gives for the field's value, and the value
+ * must not change after it is marked.
  */
 export interface JsonText {
   field: string;
-  text: string;
-  /** The text's length in UTF-8 when the engine knows it, which spares the writer a scan of it. */
-  bytes?: number;
+  /**
+   * Builds the text, as the reply is written: a large text (1.5 MB for a batch of 1,000) is not
+   * held across the rest of the request's pipeline, and a reply that is never written as it is
+   * (wrapped, or answered through a standby) never builds it.
+   */
+  render(): JsonTextValue;
 }
 
 const JSON_TEXT = Symbol('jsonText');
@@ -26,9 +38,9 @@ interface Mark extends JsonText {
 
 type Marked = Record<string, unknown> & { [JSON_TEXT]?: Mark };
 
-/** Marks `data[field]` as having the JSON text `text`; answers `data`. */
-export function withJsonText<T extends Record<string, unknown>>(data: T, field: keyof T & string, text: string, bytes?: number): T {
-  const mark: Mark = { field, text, value: data[field], ...(bytes !== undefined ? { bytes } : {}) };
+/** Marks `data[field]` as having the JSON text that `render` builds; answers `data`. */
+export function withJsonText<T extends Record<string, unknown>>(data: T, field: keyof T & string, render: () => JsonTextValue): T {
+  const mark: Mark = { field, render, value: data[field] };
   // Not enumerable, so a copy of the data made by spreading it does not carry the mark along.
   Object.defineProperty(data, JSON_TEXT, { value: mark, enumerable: false, configurable: true, writable: true });
   return data;

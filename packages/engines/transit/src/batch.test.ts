@@ -33,13 +33,30 @@ describe('batchReply', () => {
       { ok: { ciphertext: 'vault:v2:REVG', key_version: 2 } },
       { error: new Error('internal') },
     ];
-    const members = (ok: Record<string, unknown>) => `"ciphertext":"${String(ok['ciphertext'])}","key_version":${String(ok['key_version'])}`;
+    const members = jest.fn((ok: Record<string, unknown>) => `"ciphertext":"${String(ok['ciphertext'])}","key_version":${String(ok['key_version'])}`);
     const reply = batchReply(refs, outcomes, 207, silentLogger, members);
     expect(reply.status).toBe(207);
     const marked = jsonTextOf(reply.data);
     expect(marked?.field).toBe('batch_results');
-    expect(marked?.text).toBe(JSON.stringify(reply.data?.['batch_results']));
-    expect(marked?.bytes).toBe(Buffer.byteLength(marked?.text ?? ''));
+    // Built when the reply is written, not held from the engine's answer until then.
+    expect(members).not.toHaveBeenCalled();
+    const built = marked?.render();
+    expect(built?.pieces.join('')).toBe(JSON.stringify(reply.data?.['batch_results']));
+    expect(built?.bytes).toBe(Buffer.byteLength(built?.pieces.join('') ?? ''));
     expect(jsonTextOf(batchReply(refs, outcomes, 207, silentLogger).data)).toBeUndefined();
+  });
+
+  it('builds a large batch\'s text in pieces of less than V8\'s large-object size, which together are JSON.stringify\'s', () => {
+    const items = Array.from({ length: 1000 }, (_, i) => (i % 3 === 0 ? { reference: `r${i}` } : {}));
+    const ciphertext = `vault:v1:${'A'.repeat(1420)}`;
+    const outcomes = items.map((_, i) => (i === 500 ? { error: new BadRequestError('bad "item"') } : { ok: { ciphertext, key_version: 1 } }));
+    const members = (ok: Record<string, unknown>) => `"ciphertext":"${String(ok['ciphertext'])}","key_version":${String(ok['key_version'])}`;
+    const reply = batchReply(items, outcomes, undefined, silentLogger, members);
+    const built = jsonTextOf(reply.data)?.render();
+    const text = JSON.stringify(reply.data?.['batch_results']);
+    expect(built?.pieces.join('')).toBe(text);
+    expect(built?.bytes).toBe(Buffer.byteLength(text));
+    expect(built?.pieces.length).toBeGreaterThan(10);
+    for (const piece of built?.pieces ?? []) expect(piece.length).toBeLessThan(128 * 1024);
   });
 });

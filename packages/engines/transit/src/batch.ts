@@ -1,5 +1,5 @@
 import {
-  BadRequestError, StrongroomError, convertField, withJsonText,
+  BadRequestError, StrongroomError, convertField, withJsonText, type JsonTextValue,
   type BackendResponse, type FieldData, type FieldSchema, type Logger,
 } from '@strongroom/core';
 
@@ -91,9 +91,9 @@ export type OkMembersJson = (ok: Record<string, unknown>) => string;
  * failure the status is 200. When items failed it is 400 if any failure was the caller's and
  * 500 otherwise; if some items succeeded, partial_failure_response_code replaces it.
  *
- * With `okJson`, the reply also carries the results' JSON text (core's `withJsonText`), built
- * from it for each successful item and by JSON.stringify for each failed one, so the HTTP layer
- * does not serialize a large batch again.
+ * With `okJson`, the reply's results are marked with a builder of their JSON text (core's
+ * `withJsonText`), which writes each successful item from it and each failed one with
+ * JSON.stringify, so the HTTP layer does not serialize a large batch again.
  */
 export function batchReply(
   items: readonly BatchItem[], outcomes: readonly ItemOutcome[], partialFailureCode: number | undefined, logger: Logger,
@@ -101,47 +101,58 @@ export function batchReply(
 ): BackendResponse {
   let failures = 0;
   let userFailures = 0;
-  const texts: string[] | null = okJson ? new Array<string>(outcomes.length) : null;
-  // The text's size in UTF-8, counted as it is built: the commas between items and the brackets, then each item.
-  let bytes = outcomes.length + 1;
-  const results = outcomes.map((outcome, i) => {
+  const results = outcomes.map((outcome, i): Record<string, unknown> => {
     const reference = items[i]?.['reference'];
     const ref = typeof reference === 'string' ? reference : reference === undefined || reference === null ? '' : String(reference);
-    if ('ok' in outcome) {
-      const result = { ...outcome.ok, reference: ref };
-      if (texts && okJson) {
-        const refJson = ref === '' ? '""' : JSON.stringify(ref);
-        const text = `{${okJson(outcome.ok)},"reference":${refJson}}`;
-        texts[i] = text;
-        bytes += ref === '' ? text.length : text.length - refJson.length + Buffer.byteLength(refJson);
-      }
-      return result;
-    }
+    if ('ok' in outcome) return { ...outcome.ok, reference: ref };
     failures++;
     const user = isUserError(outcome.error);
     if (user) userFailures++;
     else logger.error('transit batch item failed', { index: i, error: String(outcome.error) });
-    const message = user ? (outcome.error as Error).message : 'internal error';
-    const result = { error: message, reference: ref };
-    if (texts) {
-      const text = JSON.stringify(result);
-      texts[i] = text;
-      bytes += Buffer.byteLength(text);
-    }
-    return result;
+    return { error: user ? (outcome.error as Error).message : 'internal error', reference: ref };
   });
   const data = { batch_results: results };
-  if (texts && texts.length > 0) {
-    // The brackets go on the ends before the join, whose result is then one flat string: added
-    // after, they would make a rope that every later reader must first copy flat.
-    texts[0] = `[${texts[0] as string}`;
-    texts[texts.length - 1] += ']';
-    withJsonText(data, 'batch_results', texts.join(','), bytes);
-  }
+  if (okJson && results.length > 0) withJsonText(data, 'batch_results', () => resultsJson(outcomes, results, okJson));
   const reply: BackendResponse = { data };
   if (failures > 0) {
     const someSucceeded = failures < outcomes.length;
     reply.status = someSucceeded && partialFailureCode !== undefined ? partialFailureCode : userFailures > 0 ? 400 : 500;
   }
   return reply;
+}
+
+/**
+ * Items joined into each piece of a batch's text: 1 KiB plaintexts give pieces of about 60 KB,
+ * under V8's large-object size (128 KiB), so a piece is made in the young generation and dies
+ * there once written. One string for the whole text is a large object, which V8 makes in the
+ * old generation, freed only by a full collection.
+ */
+const ITEMS_PER_PIECE = 40;
+
+/** `results`' JSON text as JSON.stringify writes it, each success's members from `okJson`, and its size in UTF-8. */
+function resultsJson(outcomes: readonly ItemOutcome[], results: ReadonlyArray<Record<string, unknown>>, okJson: OkMembersJson): JsonTextValue {
+  // Each item's text starts with what comes before it (the bracket, or a comma), so that pieces are joined with nothing between.
+  const texts = new Array<string>(results.length);
+  // Counted as it is built: the commas between items and the brackets, then each item.
+  let bytes = results.length + 1;
+  for (let i = 0; i < results.length; i++) {
+    const outcome = outcomes[i] as ItemOutcome;
+    const result = results[i] as Record<string, unknown>;
+    const before = i === 0 ? '[' : ',';
+    if ('ok' in outcome) {
+      const ref = result['reference'] as string;
+      const refJson = ref === '' ? '""' : JSON.stringify(ref);
+      const text = `{${okJson(outcome.ok)},"reference":${refJson}}`;
+      texts[i] = before + text;
+      bytes += ref === '' ? text.length : text.length - refJson.length + Buffer.byteLength(refJson);
+    } else {
+      const text = JSON.stringify(result);
+      texts[i] = before + text;
+      bytes += Buffer.byteLength(text);
+    }
+  }
+  texts[texts.length - 1] += ']';
+  const pieces: string[] = [];
+  for (let from = 0; from < texts.length; from += ITEMS_PER_PIECE) pieces.push(texts.slice(from, from + ITEMS_PER_PIECE).join(''));
+  return { pieces, bytes };
 }
