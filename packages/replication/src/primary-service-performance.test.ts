@@ -89,7 +89,7 @@ function setup(filter?: PathsFilter) {
       return { status: 200, body: { data: { ok: true } } };
     },
   });
-  return { feed, caller, state, service, storage, forwarded, diffs };
+  return { feed, caller, state, service, storage, forwarded, diffs, cluster: cluster as { leads: boolean } };
 }
 
 /** Reads stream items until `enough` says so; the stream is then aborted. */
@@ -140,6 +140,34 @@ describe('a performance primary\'s stream', () => {
     }
     stop.abort();
     expect(seen.map((i) => i.kind)).toEqual(['batch', 'notRetained']);
+  });
+
+  it('starts the next stream with not_retained, once, when the filter changed while none ran (during a Merkle sync)', async () => {
+    const { feed, caller, service } = setup();
+    feed.push({ index: 1, ops: [put('logical/kv/a')] });
+    const request = { fromIndex: 1, primaryClusterId: 'c1', walSource: 'w1', nodeId: '', apiAddress: '', clusterAddress: '' };
+    // The secondary is between its Merkle diff's pages: no stream of its runs.
+    service.resync('perf-west');
+    const stop1 = new AbortController();
+    const first = await readUntil(service.streamWals(request, caller, stop1.signal), stop1, (items) => items.length >= 1);
+    expect(first.map((i) => i.kind)).toEqual(['notRetained']);
+    // After that sync, its stream runs as usual.
+    const stop = new AbortController();
+    const second = await readUntil(service.streamWals(request, caller, stop.signal), stop, (items) => items.length >= 1);
+    expect(second.map((i) => i.kind)).toEqual(['batch']);
+  });
+
+  it('marks nothing on a standby, whose secondaries are not streaming from it', async () => {
+    const { feed, caller, service, cluster } = setup();
+    feed.push({ index: 1, ops: [put('logical/kv/a')] });
+    const request = { fromIndex: 1, primaryClusterId: 'c1', walSource: 'w1', nodeId: '', apiAddress: '', clusterAddress: '' };
+    cluster.leads = false;
+    service.resync('perf-west');
+    // It takes the lead later: the secondary's stream is not sent back to sync again for a change the old leader handled.
+    cluster.leads = true;
+    const stop = new AbortController();
+    const items = await readUntil(service.streamWals(request, caller, stop.signal), stop, (seen) => seen.length >= 1);
+    expect(items.map((i) => i.kind)).toEqual(['batch']);
   });
 
   it('answers a Merkle diff page by page, with what the secondary\'s filter allows', async () => {

@@ -55,6 +55,12 @@ interface SecondaryLink {
   stop: Set<() => void>;
   /** Ends each stream with not_retained: the secondary syncs by Merkle tree (its filter changed). */
   resync: Set<() => void>;
+  /**
+   * The filter changed while no stream ran, so perhaps during a Merkle sync whose pages were
+   * answered with the filter before: the next stream starts with not_retained, and the
+   * secondary syncs again with the filter it has now.
+   */
+  resyncDue: boolean;
 }
 
 /**
@@ -88,7 +94,7 @@ export class PrimaryService implements ReplicationHandler {
   private link(id: string): SecondaryLink {
     let link = this.links.get(id);
     if (!link) {
-      link = { lastHeartbeat: 0, remoteWal: 0, durationMs: 0, skewMs: 0, streams: 0, nodeId: '', apiAddress: '', clusterAddress: '', stop: new Set(), resync: new Set() };
+      link = { lastHeartbeat: 0, remoteWal: 0, durationMs: 0, skewMs: 0, streams: 0, nodeId: '', apiAddress: '', clusterAddress: '', stop: new Set(), resync: new Set(), resyncDue: false };
       this.links.set(id, link);
     }
     return link;
@@ -141,6 +147,11 @@ export class PrimaryService implements ReplicationHandler {
       return;
     }
     const link = this.link(caller.secondaryId);
+    if (link.resyncDue) {
+      link.resyncDue = false;
+      yield { kind: 'notRetained', lastWal: this.options.wal.lastWal };
+      return;
+    }
     link.streams++;
     const stop = new AbortController();
     const end = () => stop.abort();
@@ -264,9 +275,15 @@ export class PrimaryService implements ReplicationHandler {
     return { status: reply.status, ...(reply.body !== undefined ? { body: reply.body } : {}), lastWal: this.options.wal.lastWal };
   }
 
-  /** Ends the secondary's streams with not_retained, so that it syncs by Merkle tree (what it may hold changed). */
+  /**
+   * Ends the secondary's streams with not_retained, so that it syncs by Merkle tree (what it may
+   * hold changed); with none running, its next stream does. Only the active node streams, so a
+   * standby marks nothing: one that takes the lead later must not make its secondaries sync again.
+   */
   resync(id: string): void {
-    for (const restart of this.links.get(id)?.resync ?? []) restart();
+    const link = this.link(id);
+    if (link.resync.size === 0 && this.options.cluster.leads) link.resyncDue = true;
+    for (const restart of link.resync) restart();
   }
 
   disconnect(id: string): void {
