@@ -14,7 +14,7 @@ import type { MerkleView } from './merkle-view';
 import { filterAllowsKey } from './paths-filter';
 import { performancePaths } from './performance-paths';
 import { MountIndex, mountsOf, performanceCore, type ForwardedWrite } from './performance-core';
-import { ReplicationRole } from './replication-role';
+import { ReplicationRole, reloadRoles } from './replication-role';
 import { KINDS, stateKey } from './role-state';
 import { WalTracker } from './wal-tracker';
 import { ReplicationServer } from './wire/replication-server';
@@ -145,14 +145,10 @@ export class ClusterReplication {
   private reload(): void {
     const roles = [this.dr, this.performance].filter((r): r is ReplicationRole => r !== null);
     this.reloading = this.reloading.then(async () => {
-      try {
-        for (const role of roles) await role.reload();
-      } finally {
-        // One role's reload failing must not leave the index resting under the other.
-        this.indexWhileReplicating(roles);
-      }
+      await reloadRoles(roles, this.options.logger);
+      this.indexWhileReplicating(roles);
     }).catch((err: unknown) => {
-      this.options.logger.error('could not read this cluster\'s replication role', { err: (err as Error).message });
+      this.options.logger.error('could not resume or suspend the Merkle index', { err: (err as Error).message });
     });
   }
 

@@ -3,9 +3,9 @@ import type { ClusterNode } from '@strongroom/cluster';
 import { MemoryStorage, NotFoundError, silentLogger, systemClock, type Core, type TxnOp } from '@strongroom/core';
 import { createActivationSigningKey, signActivationJwt } from './activation/activation-jwt';
 import { encryptToSecondary } from './activation/secondary-key';
-import { ReplicationRole } from './replication-role';
+import { ReplicationRole, reloadRoles } from './replication-role';
 import type { RoleRuntime } from './role-runtime';
-import type { RoleState } from './role-state';
+import { stateKey, type RoleState } from './role-state';
 import { classifyKey } from './key-space';
 
 /** A cluster's Raft store as ReplicationRole uses it: every check passes (one writer here). */
@@ -234,4 +234,23 @@ describe('the performance kind', () => {
     });
     await expect(perf.forwardWrite({ operation: 'update', path: 'secret/x', data: {} })).resolves.toEqual({ status: 400, body: { errors: ['missing required field "x"'] } });
   });
+});
+
+it('reads each role again on its own: one whose state cannot be read keeps its state, and the other is read', async () => {
+  const storage = new Store();
+  const cluster = { storage, advert: { api: 'http://127.0.0.1:1', cluster: '127.0.0.1:2' }, refreshActive: async () => {} } as unknown as ClusterNode;
+  const role = (kind: 'dr' | 'performance') => new ReplicationRole({
+    kind, core: {} as Core, cluster, logger: silentLogger, clock: systemClock,
+    merkle: { status: () => ({ root: '', corrupted: false, lastReindexEpoch: '', lastCheckEpoch: '', reindex: null }), reindex: async () => ({}), check: async () => ({}) },
+    operationTokens: { verify: async () => false, revoke: async () => {} },
+  });
+  const dr = role('dr');
+  const performance = role('performance');
+  await storage.put(stateKey('dr'), Buffer.from('{"mode": "prim'));
+  await storage.put(stateKey('performance'), Buffer.from(JSON.stringify({ mode: 'primary', cluster_id: 'c1', secondaries: {} })));
+  const errors: Array<Record<string, unknown> | undefined> = [];
+  await reloadRoles([dr, performance], { ...silentLogger, error: (_message, fields) => { errors.push(fields); } });
+  expect(dr.mode()).toBe('disabled');
+  expect(performance.mode()).toBe('primary');
+  expect(errors).toEqual([expect.objectContaining({ kind: 'dr' })]);
 });

@@ -702,3 +702,15 @@ function parseMaterial(raw: Buffer): ActivationMaterial {
 }
 
 export { parseMaterial };
+
+/**
+ * Reads each role's state again, each on its own: a role whose state cannot be read (a failed
+ * storage read, a damaged record) keeps the state it had and is logged, and the other is read.
+ */
+export async function reloadRoles(roles: ReadonlyArray<Pick<ReplicationRole, 'kind' | 'reload'>>, logger: Logger): Promise<void> {
+  for (const role of roles) {
+    await role.reload().catch((err: unknown) => {
+      logger.error('could not read this cluster\'s replication role', { kind: role.kind, err: (err as Error).message });
+    });
+  }
+}
