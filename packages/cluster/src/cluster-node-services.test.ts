@@ -1,11 +1,26 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { status } from '@grpc/grpc-js';
+import { Client, Metadata, credentials, status, type sendUnaryData, type ServerUnaryCall, type ServiceDefinition } from '@grpc/grpc-js';
 import { silentLogger } from '@strongroom/base';
-import { createClusterTls, type ClusterTls } from '@strongroom/raft';
-import { callEcho as callEchoWith, echo, echoService } from '../../raft/src/test-support/echo-service';
+import { CLUSTER_SERVER_NAME, createClusterTls, type ClusterTls } from '@strongroom/raft';
 import { ClusterNode } from './cluster-node';
+
+/** A service without a proto: its messages are the raw bytes. */
+const echoService = (name: string): ServiceDefinition => ({
+  Echo: {
+    path: `/test.${name}/Echo`,
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: (b: Buffer) => b,
+    requestDeserialize: (b: Buffer) => b,
+    responseSerialize: (b: Buffer) => b,
+    responseDeserialize: (b: Buffer) => b,
+  },
+});
+const echo = (name: string) => ({
+  Echo: (call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>) => callback(null, Buffer.from(`${name}: ${call.request.toString()}`)),
+});
 
 let tls: ClusterTls;
 let foreign: ClusterTls;
@@ -26,7 +41,23 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const callEcho = (address: string, name: string, identity: ClusterTls) => callEchoWith(address, name, tls.caCert, identity);
+/** One call over a new connection, presenting `identity`; the server is checked against the cluster CA. */
+async function callEcho(address: string, name: string, identity: ClusterTls): Promise<string> {
+  const client = new Client(address, credentials.createSsl(Buffer.from(tls.caCert), Buffer.from(identity.key), Buffer.from(identity.cert)), {
+    'grpc.ssl_target_name_override': CLUSTER_SERVER_NAME,
+    'grpc.use_local_subchannel_pool': 1,
+  });
+  const method = echoService(name)['Echo']!;
+  try {
+    return await new Promise<string>((resolve, reject) => {
+      client.makeUnaryRequest<Buffer, Buffer>(method.path, method.requestSerialize, method.responseDeserialize, Buffer.from('hi'), new Metadata(), { deadline: Date.now() + 10_000 }, (err, answer) =>
+        err ? reject(err) : resolve(answer!.toString()),
+      );
+    });
+  } finally {
+    client.close();
+  }
+}
 
 describe('ClusterNode services on the cluster address', () => {
   it('serves services added before and after its transport starts, to the client CAs trusted at the time', async () => {

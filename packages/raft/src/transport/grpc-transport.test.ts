@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { Client, Metadata, credentials, status, type ClientWritableStream } from '@grpc/grpc-js';
+import { Client, Metadata, credentials, status, type ClientWritableStream, type sendUnaryData, type ServerUnaryCall, type ServiceDefinition, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import type { Message, NodeId } from '../core/types';
 import { CLUSTER_SERVER_NAME } from '../tls/cluster-name';
 import { createClusterTls, type ClusterTls } from '../tls/cluster-tls';
@@ -8,7 +8,6 @@ import { SnapshotSendError } from './errors';
 import { MemberCallError } from './member-calls';
 import { GrpcTransport, type GrpcTransportOptions } from './grpc-transport';
 import { FROM_HEADER, TO_HEADER, raftService } from './raft-proto';
-import { callEcho as callEchoWith, echo, echoService } from '../test-support/echo-service';
 import type { TransportHandlers } from './transport';
 
 let tls: ClusterTls;
@@ -436,7 +435,39 @@ describe('GrpcTransport calls past the message limit', () => {
 });
 
 describe('GrpcTransport services beside Raft', () => {
-  const callEcho = (address: string, name: string, identity: ClusterTls) => callEchoWith(address, name, tls.caCert, identity);
+  /** A service without a proto: its messages are the raw bytes. */
+  const echoService = (name: string): ServiceDefinition => ({
+    Echo: {
+      path: `/test.${name}/Echo`,
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: (b: Buffer) => b,
+      requestDeserialize: (b: Buffer) => b,
+      responseSerialize: (b: Buffer) => b,
+      responseDeserialize: (b: Buffer) => b,
+    },
+  });
+  const echo = (name: string): UntypedServiceImplementation => ({
+    Echo: (call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>) => callback(null, Buffer.from(`${name}: ${call.request.toString()}`)),
+  });
+
+  /** One call over a new connection, presenting `identity`; the server is checked against the cluster CA. */
+  async function callEcho(address: string, name: string, identity: ClusterTls): Promise<string> {
+    const client = new Client(address, credentials.createSsl(Buffer.from(tls.caCert), Buffer.from(identity.key), Buffer.from(identity.cert)), {
+      'grpc.ssl_target_name_override': CLUSTER_SERVER_NAME,
+      'grpc.use_local_subchannel_pool': 1,
+    });
+    const method = echoService(name)['Echo']!;
+    try {
+      return await new Promise<string>((resolve, reject) => {
+        client.makeUnaryRequest<Buffer, Buffer>(method.path, method.requestSerialize, method.responseDeserialize, Buffer.from('hi'), new Metadata(), { deadline: Date.now() + 10_000 }, (err, answer) =>
+          err ? reject(err) : resolve(answer!.toString()),
+        );
+      });
+    } finally {
+      client.close();
+    }
+  }
 
   it('serves services given at construction and added after start, to members', async () => {
     const a = await startNode('a', { services: [{ definition: echoService('First'), implementation: echo('first') }] });
