@@ -3,6 +3,7 @@ import { BadRequestError, type Clock, type Logger, type TimerHandle } from '@str
 import type { KindRouter } from './kind-router';
 import type { ReplicationRole } from './replication-role';
 import type { RoleRuntime, SecondaryLive } from './role-runtime';
+import { changedFilters } from './paths-filter';
 import { encodeJson, kindLabel, liveKey, type LiveRecord, type PathsFilter, type PrimaryLink, type RoleState } from './role-state';
 import { PrimaryService, type PrimaryMerkle, type PrimaryServiceOptions } from './primary-service';
 import { SecondaryRunner, type SecondaryMerkle, type SharedOnly } from './secondary-runner';
@@ -51,7 +52,8 @@ const NOT_BACK_YET = 'the write was applied on the primary but has not reached t
 export class NodeRuntime implements RoleRuntime {
   private readonly primary: PrimaryService;
   private readonly name: string;
-  private filters: Record<string, PathsFilter> = {};
+  /** The primary's filters as last read; null before the first reading. */
+  private filters: Record<string, PathsFilter> | null = null;
   private runner: { link: PrimaryLink; runner: SecondaryRunner } | null = null;
   private timer: TimerHandle | null = null;
   private supervising: Promise<void> = Promise.resolve();
@@ -96,9 +98,7 @@ export class NodeRuntime implements RoleRuntime {
     this.options.router.trust(this.options.dr.kind, state.mode === 'primary' ? [state.ca_cert] : []);
     // A secondary whose paths filter changed syncs by Merkle tree: it removes what it may no longer hold and fetches what it now may.
     const filters = state.mode === 'primary' ? state.paths_filters ?? {} : {};
-    for (const id of new Set([...Object.keys(filters), ...Object.keys(this.filters)])) {
-      if (JSON.stringify(filters[id] ?? null) !== JSON.stringify(this.filters[id] ?? null)) this.primary.resync(id);
-    }
+    for (const id of changedFilters(this.filters, filters)) this.primary.resync(id);
     this.filters = filters;
     this.supervise();
   }

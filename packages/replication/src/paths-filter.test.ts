@@ -1,5 +1,5 @@
 import { BadRequestError } from '@strongroom/core';
-import { dynamicFilter, filterAllowsKey, mountUuidOf, parsePathsFilter } from './paths-filter';
+import { changedFilters, dynamicFilter, filterAllowsKey, mountUuidOf, parsePathsFilter } from './paths-filter';
 
 const MOUNTS = [
   { uuid: 'u1', path: 'secret/', namespace: '' },
@@ -39,5 +39,19 @@ it('shows the mounts and namespaces a filter keeps away', () => {
   expect(dynamicFilter({ mode: 'deny', paths: ['team/'] }, MOUNTS, NAMESPACES)).toEqual({ dynamic_filtered_mounts: ['team/kv/'], dynamic_filtered_namespaces: ['team/'] });
   expect(dynamicFilter({ mode: 'allow', paths: ['team/kv/'] }, MOUNTS, NAMESPACES)).toEqual({
     dynamic_filtered_mounts: ['auth/userpass/', 'secret/'], dynamic_filtered_namespaces: ['other/'],
+  });
+});
+
+describe('changedFilters', () => {
+  const allow = { mode: 'allow' as const, paths: ['secret/'] };
+  const deny = { mode: 'deny' as const, paths: ['secret/'] };
+
+  it('names the secondaries whose filter was set, changed or removed since the last reading', () => {
+    expect(changedFilters({ a: allow, b: allow, c: allow }, { a: allow, b: deny, d: deny }).sort()).toEqual(['b', 'c', 'd']);
+    expect(changedFilters({}, {})).toEqual([]);
+  });
+
+  it('names none against no earlier reading: a node that starts has missed no change', () => {
+    expect(changedFilters(null, { a: allow, b: deny })).toEqual([]);
   });
 });

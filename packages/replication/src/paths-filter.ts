@@ -78,3 +78,14 @@ export function dynamicFilter(filter: PathsFilter | null, mounts: readonly Filte
   }).sort();
   return { dynamic_filtered_mounts: excludedMounts, dynamic_filtered_namespaces: excludedNamespaces };
 }
+
+/**
+ * The secondaries whose filter differs between two readings of a primary's filters (set, changed
+ * or removed). Against no earlier reading (the node's first, at start) none: a secondary syncs
+ * again only for a change it may have missed, not each time the primary's node starts.
+ */
+export function changedFilters(before: Record<string, PathsFilter> | null, after: Record<string, PathsFilter>): string[] {
+  if (before === null) return [];
+  return [...new Set([...Object.keys(after), ...Object.keys(before)])]
+    .filter((id) => JSON.stringify(after[id] ?? null) !== JSON.stringify(before[id] ?? null));
+}

@@ -142,19 +142,37 @@ describe('a performance primary\'s stream', () => {
     expect(seen.map((i) => i.kind)).toEqual(['batch', 'notRetained']);
   });
 
-  it('starts the next stream with not_retained, once, when the filter changed while none ran (during a Merkle sync)', async () => {
+  it('starts streams with not_retained after a filter change until a Merkle sync begins, a change during one included', async () => {
     const { feed, caller, service } = setup();
     feed.push({ index: 1, ops: [put('logical/kv/a')] });
     const request = { fromIndex: 1, primaryClusterId: 'c1', walSource: 'w1', nodeId: '', apiAddress: '', clusterAddress: '' };
-    // The secondary is between its Merkle diff's pages: no stream of its runs.
+    const firstItem = async () => {
+      const stop = new AbortController();
+      return (await readUntil(service.streamWals(request, caller, stop.signal), stop, (items) => items.length >= 1)).map((i) => i.kind);
+    };
+    const diffPage = (from: number) => service.merkleDiff({ trees: [], page: { from, maxBytes: 100 } }, caller);
+    // The secondary is between the pages of a sync when its filter changes: no stream of its runs.
+    await diffPage(0);
     service.resync('perf-west');
-    const stop1 = new AbortController();
-    const first = await readUntil(service.streamWals(request, caller, stop1.signal), stop1, (items) => items.length >= 1);
-    expect(first.map((i) => i.kind)).toEqual(['notRetained']);
-    // After that sync, its stream runs as usual.
+    await diffPage(3);
+    expect(await firstItem()).toEqual(['notRetained']);
+    // A not_retained that reached no one (the secondary was gone) does not end the mark.
+    expect(await firstItem()).toEqual(['notRetained']);
+    // The sync that follows is answered with the filter of now; after it begins, streams run as usual.
+    await diffPage(0);
+    expect(await firstItem()).toEqual(['batch']);
+  });
+
+  it('does not send a secondary to sync twice for a filter set before its first sync began', async () => {
+    const { feed, caller, service } = setup();
+    feed.push({ index: 1, ops: [put('logical/kv/a')] });
+    service.resync('perf-west');
+    // Its first sync (the whole answer at once, as an older secondary asks) already has the filter.
+    await service.merkleDiff({ trees: [] }, caller);
     const stop = new AbortController();
-    const second = await readUntil(service.streamWals(request, caller, stop.signal), stop, (items) => items.length >= 1);
-    expect(second.map((i) => i.kind)).toEqual(['batch']);
+    const request = { fromIndex: 1, primaryClusterId: 'c1', walSource: 'w1', nodeId: '', apiAddress: '', clusterAddress: '' };
+    const items = await readUntil(service.streamWals(request, caller, stop.signal), stop, (seen) => seen.length >= 1);
+    expect(items.map((i) => i.kind)).toEqual(['batch']);
   });
 
   it('marks nothing on a standby, whose secondaries are not streaming from it', async () => {

@@ -56,9 +56,9 @@ interface SecondaryLink {
   /** Ends each stream with not_retained: the secondary syncs by Merkle tree (its filter changed). */
   resync: Set<() => void>;
   /**
-   * The filter changed while no stream ran, so perhaps during a Merkle sync whose pages were
-   * answered with the filter before: the next stream starts with not_retained, and the
-   * secondary syncs again with the filter it has now.
+   * The filter changed since the secondary's last Merkle sync began: until another begins, its
+   * streams start with not_retained. A sync running at the change may have pages answered with
+   * the filter before, and a stream ended at the change may have had no one left to tell.
    */
   resyncDue: boolean;
 }
@@ -148,7 +148,6 @@ export class PrimaryService implements ReplicationHandler {
     }
     const link = this.link(caller.secondaryId);
     if (link.resyncDue) {
-      link.resyncDue = false;
       yield { kind: 'notRetained', lastWal: this.options.wal.lastWal };
       return;
     }
@@ -240,6 +239,8 @@ export class PrimaryService implements ReplicationHandler {
   async merkleDiff(request: MerkleDiffRequest, caller: PeerIdentity): Promise<MerkleDiffResult> {
     this.requireCaller(caller);
     this.requireActive();
+    // A sync begins: every page of it is answered with the filter of its time, and a change after this marks the link again.
+    if (!request.page || request.page.from === 0) this.link(caller.secondaryId).resyncDue = false;
     // The entries reflect at least what last_wal says: streaming from it replays the rest.
     const lastWal = this.options.wal.lastWal;
     await this.options.merkle.caughtUp(this.options.cluster.feed.window().last ?? 0);
@@ -277,12 +278,13 @@ export class PrimaryService implements ReplicationHandler {
 
   /**
    * Ends the secondary's streams with not_retained, so that it syncs by Merkle tree (what it may
-   * hold changed); with none running, its next stream does. Only the active node streams, so a
-   * standby marks nothing: one that takes the lead later must not make its secondaries sync again.
+   * hold changed), and starts each later one so until that sync begins. Only the active node
+   * streams, so a standby marks nothing: one that takes the lead later must not make its
+   * secondaries sync again.
    */
   resync(id: string): void {
     const link = this.link(id);
-    if (link.resync.size === 0 && this.options.cluster.leads) link.resyncDue = true;
+    if (this.options.cluster.leads) link.resyncDue = true;
     for (const restart of link.resync) restart();
   }
 
