@@ -1,4 +1,8 @@
-/** Bytes decoded per piece: less than V8's large-object size, far less than node's external-string size. */
+/**
+ * Bytes decoded per piece: as one-byte text (ASCII, Latin-1) a piece stays under V8's
+ * large-object size (128 KiB), and any piece far under node's external-string size. Pieces of
+ * 32 KiB, under that size even as two-byte text, cost a batch more in runs side by side.
+ */
 const PIECE_BYTES = 64 * 1024;
 
 /**
@@ -7,7 +11,7 @@ const PIECE_BYTES = 64 * 1024;
  * Node hands back a text of more than about 1 MB as an external string, whose bytes live outside
  * V8's heap and count as external memory until a collection finds the string dead. A transit
  * batch of 1,000 items is a 1.4 MB body: four clients sending batches pushed the external memory
- * past V8's threshold every dozen batches or so, each time starting a full collection of the
+ * past V8's threshold every 20 batches or so, each time starting a full collection of the
  * whole heap. Pieces are ordinary strings, and what JSON.parse makes of them lives in the heap.
  *
  * A piece ends before the lead byte of the character its last byte belongs to, stepping back

@@ -122,12 +122,13 @@ export function batchReply(
 }
 
 /**
- * Items joined into each piece of a batch's text: 1 KiB plaintexts give pieces of about 60 KB,
- * under V8's large-object size (128 KiB), so a piece is made in the young generation and dies
- * there once written. One string for the whole text is a large object, which V8 makes in the
- * old generation, freed only by a full collection.
+ * Characters of item text gathered into each piece of a batch's text before it is joined: a
+ * piece of one-byte text (any reference in Latin-1) stays under V8's large-object size
+ * (128 KiB), so it is made in the young generation and dies there once written. One string for
+ * the whole text is a large object, which V8 makes in the old generation, freed only by a full
+ * collection. An item larger than this ends a piece of its own.
  */
-const ITEMS_PER_PIECE = 40;
+const PIECE_CHARS = 60 * 1024;
 
 /** `results`' JSON text as JSON.stringify writes it, each success's members from `okJson`, and its size in UTF-8. */
 function resultsJson(outcomes: readonly ItemOutcome[], results: ReadonlyArray<Record<string, unknown>>, okJson: OkMembersJson): JsonTextValue {
@@ -153,6 +154,16 @@ function resultsJson(outcomes: readonly ItemOutcome[], results: ReadonlyArray<Re
   }
   texts[texts.length - 1] += ']';
   const pieces: string[] = [];
-  for (let from = 0; from < texts.length; from += ITEMS_PER_PIECE) pieces.push(texts.slice(from, from + ITEMS_PER_PIECE).join(''));
+  let from = 0;
+  let chars = 0;
+  for (let i = 0; i < texts.length; i++) {
+    chars += (texts[i] as string).length;
+    if (chars >= PIECE_CHARS) {
+      pieces.push(texts.slice(from, i + 1).join(''));
+      from = i + 1;
+      chars = 0;
+    }
+  }
+  if (from < texts.length) pieces.push(texts.slice(from).join(''));
   return { pieces, bytes };
 }
