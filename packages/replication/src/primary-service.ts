@@ -283,9 +283,8 @@ export class PrimaryService implements ReplicationHandler {
    * secondaries sync again.
    */
   resync(id: string): void {
-    const link = this.link(id);
-    if (this.options.cluster.leads) link.resyncDue = true;
-    for (const restart of link.resync) restart();
+    if (this.options.cluster.leads) this.link(id).resyncDue = true;
+    for (const restart of this.links.get(id)?.resync ?? []) restart();
   }
 
   disconnect(id: string): void {

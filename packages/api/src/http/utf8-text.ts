@@ -15,7 +15,7 @@ const PIECE_BYTES = 64 * 1024;
  * whole heap. Pieces are ordinary strings, and what JSON.parse makes of them lives in the heap.
  *
  * A piece ends before the lead byte of the character its last byte belongs to, stepping back
- * over at most three continuation bytes (10xxxxxx), so no valid character is cut. Where four
+ * over at most three continuation bytes (0x80-0xBF), so no valid character is cut. Where four
  * continuation bytes run, none of them past the first three can belong to a character, and
  * the cut stays where it was. Either way no maximal invalid subpart spans a cut, so an invalid
  * sequence is replaced as it is when the whole is decoded.

@@ -132,38 +132,35 @@ const PIECE_CHARS = 60 * 1024;
 
 /** `results`' JSON text as JSON.stringify writes it, each success's members from `okJson`, and its size in UTF-8. */
 function resultsJson(outcomes: readonly ItemOutcome[], results: ReadonlyArray<Record<string, unknown>>, okJson: OkMembersJson): JsonTextValue {
-  // Each item's text starts with what comes before it (the bracket, or a comma), so that pieces are joined with nothing between.
-  const texts = new Array<string>(results.length);
+  const pieces: string[] = [];
+  // The items of the piece being gathered, each after what comes before it (the bracket, or a comma).
+  let piece: string[] = ['['];
+  let chars = 0;
   // Counted as it is built: the commas between items and the brackets, then each item.
   let bytes = results.length + 1;
   for (let i = 0; i < results.length; i++) {
     const outcome = outcomes[i] as ItemOutcome;
     const result = results[i] as Record<string, unknown>;
-    const before = i === 0 ? '[' : ',';
+    let text: string;
     if ('ok' in outcome) {
       const ref = result['reference'] as string;
       const refJson = ref === '' ? '""' : JSON.stringify(ref);
-      const text = `{${okJson(outcome.ok)},"reference":${refJson}}`;
-      texts[i] = before + text;
+      text = `{${okJson(outcome.ok)},"reference":${refJson}}`;
       bytes += ref === '' ? text.length : text.length - refJson.length + Buffer.byteLength(refJson);
     } else {
-      const text = JSON.stringify(result);
-      texts[i] = before + text;
+      text = JSON.stringify(result);
       bytes += Buffer.byteLength(text);
     }
-  }
-  texts[texts.length - 1] += ']';
-  const pieces: string[] = [];
-  let from = 0;
-  let chars = 0;
-  for (let i = 0; i < texts.length; i++) {
-    chars += (texts[i] as string).length;
+    if (i > 0) piece.push(',');
+    piece.push(text);
+    chars += text.length;
     if (chars >= PIECE_CHARS) {
-      pieces.push(texts.slice(from, i + 1).join(''));
-      from = i + 1;
+      pieces.push(piece.join(''));
+      piece = [];
       chars = 0;
     }
   }
-  if (from < texts.length) pieces.push(texts.slice(from).join(''));
+  piece.push(']');
+  pieces.push(piece.join(''));
   return { pieces, bytes };
 }
