@@ -86,6 +86,25 @@ describe('snapshot files', () => {
     expect(read.records).toEqual(V1_BATCHES.flat().map(([k, v]) => [k.toString(), v.toString('hex')]));
   });
 
+  it('writes string keys of any UTF-8 length as their bytes, however many are not ASCII', async () => {
+    // The encoder sizes a batch for ASCII keys: keys of 2-, 3- and 4-byte characters, first,
+    // last and throughout, need more room than that, and short values leave it no slack.
+    const keys = ['d\u00e9', 'da', 'd\u20ac\u20ac\u20ac', 'dplain/key', 'd\u{1f510}x', 'd' + '\u00fc'.repeat(300), 'dz\u4e2d'];
+    const batch = keys.map((k, i) => [Buffer.from(k, 'utf8'), Buffer.from([i])] as [Buffer, Buffer]);
+    const collect = async (batches: Array<Array<readonly [string | Buffer, Buffer]>>) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of snapshotStream(header(3), (async function* () { yield* batches; })())) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks);
+    };
+    const fromBytes = await collect([batch]);
+    for (const order of [batch, [...batch].reverse(), batch.filter((_, i) => i !== 1)]) {
+      const asStrings = order.map(([k, v]) => [k.toString('utf8'), v] as const);
+      expect((await collect([asStrings])).equals(await collect([order]))).toBe(true);
+    }
+    const read = await readAll(stream(fromBytes));
+    expect(read.records.map(([k]) => k)).toEqual(keys);
+  });
+
   it('ends the records it streams when the stream is destroyed', async () => {
     let closed = false;
     const records = (async function* () {

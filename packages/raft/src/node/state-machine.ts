@@ -11,6 +11,7 @@ import { decodeCommand, type Command } from './command';
 import { openLevel } from './level';
 import { readUint64, writeUint64 } from './log-store';
 import { SnapshotReader, syncDir, type SnapshotHeader, type SnapshotKey } from './snapshot-file';
+import { readAhead } from './read-ahead';
 
 /*
  * Keys of the state machine's LevelDB (UTF-8):
@@ -75,6 +76,7 @@ export interface StateView {
 
 const BATCH = 1024;
 const VIEW_BATCH_BYTES = 1024 * 1024;
+
 /**
  * The state machine writes its memtable to a table itself after this many bytes of batches, and
  * LevelDB's own switch point is set far above it: see the class comment for why.
@@ -412,9 +414,7 @@ export class StateMachine {
         // The newest key passed on whose bytes are known: a re-read starts just after it.
         let after: Buffer | string | undefined;
         try {
-          for (;;) {
-            const batch: Array<[SnapshotKey, Buffer]> = await it.nextv(BATCH);
-            if (batch.length === 0) return;
+          for await (const batch of readAhead<SnapshotKey, Buffer>(it, BATCH)) {
             for (let i = 0; i < batch.length; i++) {
               const key = batch[i]![0] as string;
               if (!key.includes('\uFFFD')) {
@@ -471,9 +471,7 @@ export class StateMachine {
       records: (async function* () {
         const it = db.iterator({ gte: DATA, lt: DATA_END, snapshot, highWaterMarkBytes: VIEW_BATCH_BYTES });
         try {
-          for (;;) {
-            const batch = await it.nextv(BATCH);
-            if (batch.length === 0) return;
+          for await (const batch of readAhead<string, Buffer>(it, BATCH)) {
             yield batch.map(([key, value]): [string, Buffer] => [key.slice(DATA.length), value]);
           }
         } finally {
