@@ -14,7 +14,7 @@ import type { MerkleView } from './merkle-view';
 import { filterAllowsKey } from './paths-filter';
 import { performancePaths } from './performance-paths';
 import { MountIndex, mountsOf, performanceCore, type ForwardedWrite } from './performance-core';
-import { ReplicationRole, reloadRoles } from './replication-role';
+import { ReplicationRole, RoleReloader } from './replication-role';
 import { KINDS, stateKey } from './role-state';
 import { WalTracker } from './wal-tracker';
 import { ReplicationServer } from './wire/replication-server';
@@ -43,7 +43,7 @@ export class ClusterReplication {
   private runtimes: NodeRuntime[] = [];
   private readonly wal: WalTracker;
   private offFeed: (() => void) | null = null;
-  private reloading: Promise<void> = Promise.resolve();
+  private reloader: RoleReloader | null = null;
   private readonly clock: Clock;
 
   constructor(private readonly options: ClusterReplicationOptions) {
@@ -118,11 +118,12 @@ export class ClusterReplication {
     // The roles are read again whenever one changes, and when the node under the feed changes
     // (an empty batch: a join or the first start).
     const stateKeys = new Set(KINDS.map(stateKey));
+    const reloader = new RoleReloader(roles, { logger, clock: this.clock, after: () => this.indexWhileReplicating(roles) });
+    this.reloader = reloader;
     this.offFeed = cluster.feed.subscribe((changes) => {
-      if (changes.length === 0 || changes.some((c) => 'restored' in c || c.ops.some((op) => stateKeys.has(op.key)))) this.reload();
+      if (changes.length === 0 || changes.some((c) => 'restored' in c || c.ops.some((op) => stateKeys.has(op.key)))) void reloader.reload();
     });
-    this.reload();
-    await this.reloading;
+    await reloader.reload();
     for (const runtime of this.runtimes) runtime.start();
   }
 
@@ -140,16 +141,6 @@ export class ClusterReplication {
       forward: (request) => perf.handleForwarded({ ...request, operation: request.operation as ForwardedWrite['operation'] }),
       sharedOnly: { isShared, changed: (keys) => perf.sharedChanged(keys) },
     };
-  }
-
-  private reload(): void {
-    const roles = [this.dr, this.performance].filter((r): r is ReplicationRole => r !== null);
-    this.reloading = this.reloading.then(async () => {
-      await reloadRoles(roles, this.options.logger);
-      this.indexWhileReplicating(roles);
-    }).catch((err: unknown) => {
-      this.options.logger.error('could not resume or suspend the Merkle index', { err: (err as Error).message });
-    });
   }
 
   /**
@@ -176,6 +167,7 @@ export class ClusterReplication {
 
   async close(): Promise<void> {
     this.offFeed?.();
+    this.reloader?.close();
     // First, so that a stream or sync waiting on the index ends rather than holding the runtimes open.
     this.indexer?.suspend();
     for (const runtime of this.runtimes) await runtime.close();

@@ -1,11 +1,11 @@
 import type { Check } from '@strongroom/raft';
 import type { ClusterNode } from '@strongroom/cluster';
-import { MemoryStorage, NotFoundError, silentLogger, systemClock, type Core, type TxnOp } from '@strongroom/core';
+import { FakeClock, MemoryStorage, NotFoundError, silentLogger, systemClock, type Core, type TxnOp } from '@strongroom/core';
 import { createActivationSigningKey, signActivationJwt } from './activation/activation-jwt';
 import { encryptToSecondary } from './activation/secondary-key';
-import { ReplicationRole, reloadRoles } from './replication-role';
+import { ReplicationRole, ROLE_RETRY_FIRST_MS, ROLE_RETRY_LONGEST_MS, RoleReloader, reloadRoles } from './replication-role';
 import type { RoleRuntime } from './role-runtime';
-import { stateKey, type RoleState } from './role-state';
+import { stateKey, type ReplicationKind, type RoleState } from './role-state';
 import { classifyKey } from './key-space';
 
 /** A cluster's Raft store as ReplicationRole uses it: every check passes (one writer here). */
@@ -253,4 +253,65 @@ it('reads each role again on its own: one whose state cannot be read keeps its s
   expect(dr.mode()).toBe('disabled');
   expect(performance.mode()).toBe('primary');
   expect(errors).toEqual([expect.objectContaining({ kind: 'dr' })]);
+});
+
+describe('RoleReloader', () => {
+  /** A role whose reading fails while `failing` is set, counting its readings. */
+  function role(kind: ReplicationKind) {
+    const r = { kind, failing: false, readings: 0, reload: async () => { r.readings++; if (r.failing) throw new Error('storage is not readable'); } };
+    return r;
+  }
+
+  it('reads a role that could not be read again, waiting longer each time, until it reads', async () => {
+    const clock = new FakeClock();
+    const dr = role('dr');
+    const performance = role('performance');
+    dr.failing = true;
+    const warnings: Array<Record<string, unknown> | undefined> = [];
+    let after = 0;
+    const reloader = new RoleReloader([dr, performance], { logger: { ...silentLogger, warn: (_m, fields) => { warnings.push(fields); } }, clock, after: () => { after++; } });
+    await reloader.reload();
+    expect([dr.readings, performance.readings, after]).toEqual([1, 1, 1]);
+    expect(warnings).toEqual([{ kinds: ['dr'], in_ms: ROLE_RETRY_FIRST_MS }]);
+    await clock.advance(ROLE_RETRY_FIRST_MS - 1);
+    expect(dr.readings).toBe(1);
+    await clock.advance(1);
+    expect(dr.readings).toBe(2);
+    // Then 2 s, 4 s, ... up to the longest wait.
+    await clock.advance(2 * ROLE_RETRY_FIRST_MS);
+    expect(dr.readings).toBe(3);
+    await clock.advance(ROLE_RETRY_LONGEST_MS * 4);
+    expect(warnings.at(-1)).toEqual({ kinds: ['dr'], in_ms: ROLE_RETRY_LONGEST_MS });
+    const before = dr.readings;
+    await clock.advance(ROLE_RETRY_LONGEST_MS);
+    expect(dr.readings).toBe(before + 1);
+    // Once it reads, nothing more is scheduled, and the next failure starts from the first wait.
+    dr.failing = false;
+    await clock.advance(ROLE_RETRY_LONGEST_MS);
+    expect(clock.pendingTimers()).toBe(0);
+    const settled = dr.readings;
+    await clock.advance(ROLE_RETRY_LONGEST_MS * 2);
+    expect(dr.readings).toBe(settled);
+    expect(after).toBe(settled);
+    dr.failing = true;
+    await reloader.reload();
+    expect(warnings.at(-1)).toEqual({ kinds: ['dr'], in_ms: ROLE_RETRY_FIRST_MS });
+    reloader.close();
+  });
+
+  it('a reading asked for meanwhile replaces the pending retry, and close ends the retries', async () => {
+    const clock = new FakeClock();
+    const dr = role('dr');
+    dr.failing = true;
+    const reloader = new RoleReloader([dr], { logger: silentLogger, clock, after: () => {} });
+    await reloader.reload();
+    await reloader.reload();
+    expect(dr.readings).toBe(2);
+    expect(clock.pendingTimers()).toBe(1);
+    reloader.close();
+    expect(clock.pendingTimers()).toBe(0);
+    await clock.advance(ROLE_RETRY_LONGEST_MS * 2);
+    await reloader.reload();
+    expect(dr.readings).toBe(2);
+  });
 });

@@ -706,11 +706,73 @@ export { parseMaterial };
 /**
  * Reads each role's state again, each on its own: a role whose state cannot be read (a failed
  * storage read, a damaged record) keeps the state it had and is logged, and the other is read.
+ * Answers the kinds that could not be read.
  */
-export async function reloadRoles(roles: ReadonlyArray<Pick<ReplicationRole, 'kind' | 'reload'>>, logger: Logger): Promise<void> {
+export async function reloadRoles(roles: ReadonlyArray<Pick<ReplicationRole, 'kind' | 'reload'>>, logger: Logger): Promise<string[]> {
+  const failed: string[] = [];
   for (const role of roles) {
     await role.reload().catch((err: unknown) => {
+      failed.push(role.kind);
       logger.error('could not read this cluster\'s replication role', { kind: role.kind, err: (err as Error).message });
+    });
+  }
+  return failed;
+}
+
+/** The first wait before a role that could not be read is read again; it doubles up to the longest. */
+export const ROLE_RETRY_FIRST_MS = 1000;
+export const ROLE_RETRY_LONGEST_MS = 30_000;
+
+/**
+ * Reads the roles whenever asked, one reading at a time, then runs `after` (whatever follows
+ * the roles' modes). A role that could not be read is read again after a wait (1 s, doubling up
+ * to 30 s) until it is: otherwise a storage error at start would leave a DR or performance
+ * secondary disabled, and not replicating, until someone changed its state again.
+ */
+export class RoleReloader {
+  private reading: Promise<void> = Promise.resolve();
+  private retry: { cancel(): void } | null = null;
+  private wait = ROLE_RETRY_FIRST_MS;
+  private closed = false;
+
+  constructor(
+    private readonly roles: ReadonlyArray<Pick<ReplicationRole, 'kind' | 'reload'>>,
+    private readonly options: { logger: Logger; clock: Clock; after: () => void },
+  ) {}
+
+  /** Queues a reading; resolves when it and what follows it are done. Never rejects. */
+  reload(): Promise<void> {
+    this.reading = this.reading.then(async () => {
+      if (this.closed) return;
+      const failed = await reloadRoles(this.roles, this.options.logger);
+      this.scheduleRetry(failed);
+      this.options.after();
+    }).catch((err: unknown) => {
+      this.options.logger.error('could not apply this cluster\'s replication roles', { err: (err as Error).message });
+    });
+    return this.reading;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.retry?.cancel();
+    this.retry = null;
+  }
+
+  private scheduleRetry(failed: string[]): void {
+    // A reading asked for meanwhile (a state change) counts as the retry: start over from it.
+    this.retry?.cancel();
+    this.retry = null;
+    if (failed.length === 0) {
+      this.wait = ROLE_RETRY_FIRST_MS;
+      return;
+    }
+    const wait = this.wait;
+    this.wait = Math.min(this.wait * 2, ROLE_RETRY_LONGEST_MS);
+    this.options.logger.warn('reading the replication role again later', { kinds: failed, in_ms: wait });
+    this.retry = this.options.clock.setTimer(wait, () => {
+      this.retry = null;
+      void this.reload();
     });
   }
 }
