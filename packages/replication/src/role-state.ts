@@ -171,6 +171,12 @@ export interface AppliedMark {
   index: number;
   /** The primary's last WAL that data reflects, when a Merkle sync set the mark (status shows it). */
   last_wal?: number;
+  /**
+   * A performance secondary's paths filter (its JSON; `null` for none) as the primary last told
+   * it when its last Merkle sync began. The pages of that sync were answered with this filter or
+   * a newer one: a different filter told since means keys the sync kept or left out by the old one.
+   */
+  paths_filter?: string;
 }
 
 export async function readRoleState(storage: Pick<Storage, 'get'>, kind: ReplicationKind): Promise<RoleState> {

@@ -1,7 +1,7 @@
 import type { Advert, RaftStorage } from '@strongroom/cluster';
 import { MemoryStorage, silentLogger, systemClock, type TxnOp } from '@strongroom/core';
 import type { Check } from '@strongroom/raft';
-import { readApplied, type PrimaryLink } from './role-state';
+import { appliedKey, readApplied, type PrimaryLink } from './role-state';
 import { SecondaryRunner, type SecondaryMerkle } from './secondary-runner';
 import type { ReplicationClient } from './wire/replication-client';
 import type { KeyValue, MerkleDiffResult, WalStreamMessage } from './wire/types';
@@ -91,12 +91,110 @@ it('a performance secondary syncs and streams only shared keys, keeps its own, t
     // The core hears of each page's keys as they land, then of the stream's.
     expect(changed).toEqual([['logical/kv/a'], ['logical/hidden/y'], ['logical/kv/b']]);
     expect(streamedFrom).toEqual([5]);
-    expect(await readApplied(storage, 'performance')).toEqual({ wal_source: 'w1', index: 6 });
+    // With the filter the sync began under, which the stream's marks carry on.
+    const filter = JSON.stringify({ mode: 'deny', paths: ['hidden/'] });
+    expect(await readApplied(storage, 'performance')).toEqual({ wal_source: 'w1', index: 6, paths_filter: filter });
     // The copy a DR secondary of this cluster resumes from, with the data it describes.
-    expect(JSON.parse(storage.data.get('core/replication-performance-link-applied')?.toString() ?? 'null')).toEqual({ wal_source: 'w1', index: 6 });
+    expect(JSON.parse(storage.data.get('core/replication-performance-link-applied')?.toString() ?? 'null')).toEqual({ wal_source: 'w1', index: 6, paths_filter: filter });
     expect(await readApplied(storage, 'dr')).toBeNull();
     expect(runner.pathsFilter()).toEqual({ mode: 'deny', paths: ['hidden/'] });
   } finally {
     await runner.stop();
   }
+});
+
+describe('a paths filter changed since the last Merkle sync began', () => {
+  const OLD = { mode: 'deny', paths: ['old/'] };
+  const NOW = { mode: 'deny', paths: ['hidden/'] };
+
+  /** A primary telling `told.filter` on each ping, answering every diff with one page at `lastWal`, streaming nothing. */
+  function primary(told: { filter: unknown }, lastWal: number) {
+    const seen = { diffs: 0, streamedFrom: [] as number[] };
+    const client = {
+      ping: async () => ({ clusterId: 'c1', walSource: 'w1', active: true, activeClusterAddress: null, lastWal, timeMs: Date.now(), pathsFilter: told.filter }),
+      merkleDiff: async function* (): AsyncGenerator<MerkleDiffResult> {
+        seen.diffs++;
+        yield { lastWal, leaves: [] };
+      },
+      merkleSync: async function* (): AsyncGenerator<KeyValue[]> {},
+      streamWals: async function* (request: { fromIndex: number }, signal: AbortSignal): AsyncGenerator<WalStreamMessage> {
+        seen.streamedFrom.push(request.fromIndex);
+        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      },
+      close: () => {},
+    };
+    return { client: client as unknown as ReplicationClient, seen };
+  }
+
+  function runner(storage: Store, client: ReplicationClient, counted: { n: number }) {
+    return new SecondaryRunner({
+      kind: 'performance', storage: storage as unknown as RaftStorage, link: LINK, self: { api: 'a', cluster: 'c' } as Advert, nodeId: 'n1',
+      merkle: { caughtUp: async () => {}, summary: () => ({ trees: [] }), plan: async () => ({ fetch: [], remove: [] }) },
+      applied: () => 0, clock: systemClock, logger: silentLogger, countMerkleSync: async () => { counted.n++; },
+      connect: () => client,
+      sharedOnly: { isShared: () => true, changed: async () => {} },
+    });
+  }
+
+  async function until(cond: () => boolean, ms = 15_000): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (!cond() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  }
+
+  it('syncs before streaming when the mark holds another filter, and streams at once from a mark that holds none', async () => {
+    // A mark from a sync under the old filter (the primary's leader changed before it could end the sync).
+    const storage = new Store();
+    await storage.put(appliedKey('performance'), Buffer.from(JSON.stringify({ wal_source: 'w1', index: 5, paths_filter: JSON.stringify(OLD) })));
+    const { client, seen } = primary({ filter: NOW }, 8);
+    const counted = { n: 0 };
+    const r = runner(storage, client, counted);
+    r.start();
+    try {
+      await until(() => seen.streamedFrom.length > 0);
+      expect(seen.diffs).toBe(1);
+      expect(seen.streamedFrom).toEqual([9]);
+      expect(await readApplied(storage, 'performance')).toEqual({ wal_source: 'w1', index: 8, last_wal: 8, paths_filter: JSON.stringify(NOW) });
+      // Not counted as having fallen behind the primary's window.
+      expect(counted.n).toBe(0);
+    } finally {
+      await r.stop();
+    }
+
+    // A mark written before marks carried the filter: nothing to compare, so no sync.
+    const older = new Store();
+    await older.put(appliedKey('performance'), Buffer.from(JSON.stringify({ wal_source: 'w1', index: 5 })));
+    const second = primary({ filter: NOW }, 8);
+    const r2 = runner(older, second.client, counted);
+    r2.start();
+    try {
+      await until(() => second.seen.streamedFrom.length > 0);
+      expect(second.seen.diffs).toBe(0);
+      expect(second.seen.streamedFrom).toEqual([6]);
+    } finally {
+      await r2.stop();
+    }
+  });
+
+  it('ends its stream and syncs when a ping tells another filter than the one its last sync began with', async () => {
+    const storage = new Store();
+    const told = { filter: OLD as unknown };
+    const { client, seen } = primary(told, 3);
+    const counted = { n: 0 };
+    const r = runner(storage, client, counted);
+    r.start();
+    try {
+      // The first sync (no mark yet), under the old filter, then streaming.
+      await until(() => seen.streamedFrom.length === 1);
+      expect(seen.diffs).toBe(1);
+      expect((await readApplied(storage, 'performance'))?.paths_filter).toBe(JSON.stringify(OLD));
+      told.filter = NOW;
+      // The next ping (every 2 s) tells the new filter: the stream ends, a sync runs, streaming resumes.
+      await until(() => seen.streamedFrom.length === 2);
+      expect(seen.diffs).toBe(2);
+      expect((await readApplied(storage, 'performance'))?.paths_filter).toBe(JSON.stringify(NOW));
+      expect(counted.n).toBe(0);
+    } finally {
+      await r.stop();
+    }
+  });
 });

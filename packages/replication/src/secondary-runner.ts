@@ -70,6 +70,8 @@ export class SecondaryRunner {
   private through = 0;
   private readonly waiters = new Set<{ index: number; resolve: () => void }>();
   private filter: PathsFilter | null = null;
+  /** Whether an active node of the primary has told the filter yet. */
+  private filterKnown = false;
   private readonly name: string;
 
   constructor(private readonly options: SecondaryRunnerOptions) {
@@ -191,7 +193,10 @@ export class SecondaryRunner {
     const now = this.options.clock.now();
     const rtt = now - sent;
     this.heartbeats.set(address, { at: now, durationMs: rtt, skewMs: Math.round(pong.timeMs - (sent + rtt / 2)), connected: true });
-    if (pong.active) this.filter = pong.pathsFilter ?? null;
+    if (pong.active) {
+      this.filter = pong.pathsFilter ?? null;
+      this.filterKnown = true;
+    }
     return pong;
   }
 
@@ -201,8 +206,13 @@ export class SecondaryRunner {
     while (!this.stopped) {
       const mark = await readApplied(this.options.storage, this.options.kind);
       if (!mark || mark.wal_source !== this.options.link.wal_source) {
-        await this.merkleSync(client);
+        await this.merkleSync(client, address);
         if (fellBehind) await this.options.countMerkleSync();
+        continue;
+      }
+      if (this.filterChangedSince(mark)) {
+        // Not fallen behind: the data of the last sync answers to an older filter.
+        await this.merkleSync(client, address);
         continue;
       }
       this.lastRemoteWal = mark.last_wal ?? mark.index;
@@ -212,21 +222,36 @@ export class SecondaryRunner {
       const outcome = await this.stream(client, address, mark);
       if (outcome === 'not-retained') {
         fellBehind = true;
-        await this.merkleSync(client);
+        await this.merkleSync(client, address);
         await this.options.countMerkleSync();
         fellBehind = false;
       }
     }
   }
 
-  private async stream(client: ReplicationClient, address: string, start: AppliedMark): Promise<'not-retained' | 'ended'> {
+  /**
+   * Whether the primary has told a paths filter other than the one this node's last Merkle sync
+   * began with. The primary's active node also ends the streams of a secondary whose filter
+   * changes, but it keeps that in memory; this holds across its leader changes and restarts. A
+   * mark written before marks carried the filter compares with nothing.
+   */
+  private filterChangedSince(mark: AppliedMark): boolean {
+    return this.options.kind === 'performance' && mark.paths_filter !== undefined && this.filterKnown && JSON.stringify(this.filter) !== mark.paths_filter;
+  }
+
+  private async stream(client: ReplicationClient, address: string, start: AppliedMark): Promise<'not-retained' | 'filter-changed' | 'ended'> {
     const stop = new AbortController();
     const onAbort = () => stop.abort();
     this.abort.signal.addEventListener('abort', onAbort);
     let pingFailure: Error | null = null;
+    let filterChanged = false;
     const pinger = setInterval(() => {
       this.ping(client, address).then((pong) => {
         if (!pong.active) throw new Error('the primary node is no longer active');
+        if (this.filterChangedSince(mark)) {
+          filterChanged = true;
+          stop.abort();
+        }
       }).catch((err: unknown) => {
         pingFailure = err as Error;
         stop.abort();
@@ -244,9 +269,11 @@ export class SecondaryRunner {
       }
       if (pingFailure) throw pingFailure;
       if (this.stopped) return 'ended';
+      if (filterChanged) return 'filter-changed';
       throw new Error('the primary ended the stream');
     } catch (err) {
       if (pingFailure) throw pingFailure;
+      if (filterChanged && !this.stopped) return 'filter-changed';
       throw err;
     } finally {
       clearInterval(pinger);
@@ -264,7 +291,7 @@ export class SecondaryRunner {
       for (const op of entry.ops) if (classifyKey(op.key) !== null) ops.push(op);
     }
     if (last === mark.index) return mark;
-    const next: AppliedMark = { wal_source: mark.wal_source, index: last };
+    const next: AppliedMark = { wal_source: mark.wal_source, index: last, ...(mark.paths_filter !== undefined ? { paths_filter: mark.paths_filter } : {}) };
     const key = appliedKey(this.options.kind);
     const done = await this.options.storage.checkAndSet([{ key, value: encodeJson(mark) }], [...ops, ...this.markOps(next)]);
     if (!done) throw new Error('the applied WAL mark changed under this node (another leader applied meanwhile)');
@@ -279,8 +306,14 @@ export class SecondaryRunner {
    * Then the mark is the first page's last_wal: every page reflects at least that one, and
    * streaming from it replays the rest.
    */
-  private async merkleSync(client: ReplicationClient): Promise<void> {
+  private async merkleSync(client: ReplicationClient, address: string): Promise<void> {
     this.live.state = 'merkle-diff';
+    let filter: string | undefined;
+    if (this.options.kind === 'performance') {
+      // The filter of now, not of the last ping: the diff's pages are answered with it or a newer one.
+      await this.ping(client, address);
+      if (this.filterKnown) filter = JSON.stringify(this.filter);
+    }
     await this.options.merkle.caughtUp(this.options.applied());
     // One summary serves every page: a leaf that changed here since (a performance secondary's own
     // tokens) is planned from its entries now, and the primary answers whole leaves.
@@ -303,7 +336,7 @@ export class SecondaryRunner {
     }
     if (lastWal === undefined) throw new Error('the primary answered the Merkle diff with no page');
     this.options.logger.info(`${this.name}: Merkle sync with the primary done`, { ...done, last_wal: lastWal });
-    const next: AppliedMark = { wal_source: this.options.link.wal_source, index: lastWal, last_wal: lastWal };
+    const next: AppliedMark = { wal_source: this.options.link.wal_source, index: lastWal, last_wal: lastWal, ...(filter !== undefined ? { paths_filter: filter } : {}) };
     await this.options.storage.txn(this.markOps(next));
     this.lastRemoteWal = lastWal;
     this.advance(lastWal);
