@@ -167,7 +167,7 @@ export class ClusterReplication {
 
   async close(): Promise<void> {
     this.offFeed?.();
-    this.reloader?.close();
+    await this.reloader?.close();
     // First, so that a stream or sync waiting on the index ends rather than holding the runtimes open.
     this.indexer?.suspend();
     for (const runtime of this.runtimes) await runtime.close();

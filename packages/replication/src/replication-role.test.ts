@@ -308,10 +308,30 @@ describe('RoleReloader', () => {
     await reloader.reload();
     expect(dr.readings).toBe(2);
     expect(clock.pendingTimers()).toBe(1);
-    reloader.close();
+    await reloader.close();
     expect(clock.pendingTimers()).toBe(0);
     await clock.advance(ROLE_RETRY_LONGEST_MS * 2);
     await reloader.reload();
     expect(dr.readings).toBe(2);
+  });
+
+  it('a reading in progress at close schedules nothing and runs nothing after it', async () => {
+    const clock = new FakeClock();
+    let finish!: () => void;
+    const dr = { kind: 'dr' as const, reload: () => new Promise<void>((_resolve, reject) => { finish = () => reject(new Error('storage is not readable')); }) };
+    let after = 0;
+    const reloader = new RoleReloader([dr], { logger: silentLogger, clock, after: () => { after++; } });
+    const reading = reloader.reload();
+    await clock.advance(0);
+    let closed = false;
+    const closing = reloader.close().then(() => { closed = true; });
+    await clock.advance(0);
+    // close waits for the reading in progress.
+    expect(closed).toBe(false);
+    finish();
+    await closing;
+    await reading;
+    expect(after).toBe(0);
+    expect(clock.pendingTimers()).toBe(0);
   });
 });

@@ -745,6 +745,8 @@ export class RoleReloader {
     this.reading = this.reading.then(async () => {
       if (this.closed) return;
       const failed = await reloadRoles(this.roles, this.options.logger);
+      // Closed meanwhile: the index was suspended for the shutdown and must stay so.
+      if (this.closed) return;
       this.scheduleRetry(failed);
       this.options.after();
     }).catch((err: unknown) => {
@@ -753,14 +755,17 @@ export class RoleReloader {
     return this.reading;
   }
 
-  close(): void {
+  /** Ends the retries; resolves once a reading in progress is done (nothing follows it). */
+  close(): Promise<void> {
     this.closed = true;
     this.retry?.cancel();
     this.retry = null;
+    return this.reading;
   }
 
   private scheduleRetry(failed: string[]): void {
-    // A reading asked for meanwhile (a state change) counts as the retry: start over from it.
+    // A reading asked for meanwhile (a state change) takes the pending retry's place; the wait
+    // goes back to the first only once every role reads.
     this.retry?.cancel();
     this.retry = null;
     if (failed.length === 0) {

@@ -126,11 +126,11 @@ describe('a paths filter changed since the last Merkle sync began', () => {
     return { client: client as unknown as ReplicationClient, seen };
   }
 
-  function runner(storage: Store, client: ReplicationClient, counted: { n: number }) {
+  function runner(storage: Store, client: ReplicationClient, counted: { n: number }, warnings: string[] = []) {
     return new SecondaryRunner({
       kind: 'performance', storage: storage as unknown as RaftStorage, link: LINK, self: { api: 'a', cluster: 'c' } as Advert, nodeId: 'n1',
       merkle: { caughtUp: async () => {}, summary: () => ({ trees: [] }), plan: async () => ({ fetch: [], remove: [] }) },
-      applied: () => 0, clock: systemClock, logger: silentLogger, countMerkleSync: async () => { counted.n++; },
+      applied: () => 0, clock: systemClock, logger: { ...silentLogger, warn: (message) => { warnings.push(message); } }, countMerkleSync: async () => { counted.n++; },
       connect: () => client,
       sharedOnly: { isShared: () => true, changed: async () => {} },
     });
@@ -138,7 +138,10 @@ describe('a paths filter changed since the last Merkle sync began', () => {
 
   async function until(cond: () => boolean, ms = 15_000): Promise<void> {
     const deadline = Date.now() + ms;
-    while (!cond() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (!cond()) {
+      if (Date.now() > deadline) throw new Error(`not reached in ${ms} ms`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
   }
 
   it('syncs before streaming when the mark holds another filter, and streams at once from a mark that holds none', async () => {
@@ -180,7 +183,8 @@ describe('a paths filter changed since the last Merkle sync began', () => {
     const told = { filter: OLD as unknown };
     const { client, seen } = primary(told, 3);
     const counted = { n: 0 };
-    const r = runner(storage, client, counted);
+    const warnings: string[] = [];
+    const r = runner(storage, client, counted, warnings);
     r.start();
     try {
       // The first sync (no mark yet), under the old filter, then streaming.
@@ -193,8 +197,40 @@ describe('a paths filter changed since the last Merkle sync began', () => {
       expect(seen.diffs).toBe(2);
       expect((await readApplied(storage, 'performance'))?.paths_filter).toBe(JSON.stringify(NOW));
       expect(counted.n).toBe(0);
+      // The runner ended its own stream: the link did not fail.
+      expect(warnings).toEqual([]);
     } finally {
       await r.stop();
     }
   });
+});
+
+it('a Merkle sync that a stop cuts short is not marked done', async () => {
+  const storage = new Store();
+  let fetching!: () => void;
+  const fetchStarted = new Promise<void>((resolve) => { fetching = resolve; });
+  const client = {
+    ping: async () => ({ clusterId: 'c1', walSource: 'w1', active: true, activeClusterAddress: null, lastWal: 4, timeMs: Date.now(), pathsFilter: null }),
+    merkleDiff: async function* (): AsyncGenerator<MerkleDiffResult> {
+      yield { lastWal: 4, leaves: [{ tree: 'replicated', leaf: 1, entries: [{ key: 'logical/kv/a', hash: Buffer.alloc(32) }] }] };
+    },
+    // As the wire client does: an aborted fetch ends without an error.
+    merkleSync: async function* (_keys: string[], signal: AbortSignal): AsyncGenerator<KeyValue[]> {
+      fetching();
+      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    },
+    streamWals: async function* (): AsyncGenerator<WalStreamMessage> {},
+    close: () => {},
+  } as unknown as ReplicationClient;
+  const r = new SecondaryRunner({
+    kind: 'performance', storage: storage as unknown as RaftStorage, link: LINK, self: { api: 'a', cluster: 'c' } as Advert, nodeId: 'n1',
+    merkle: { caughtUp: async () => {}, summary: () => ({ trees: [] }), plan: async (leaves) => ({ fetch: leaves.flatMap((l) => l.entries.map((e) => e.key)), remove: [] }) },
+    applied: () => 0, clock: systemClock, logger: silentLogger, countMerkleSync: async () => {},
+    connect: () => client,
+    sharedOnly: { isShared: () => true, changed: async () => {} },
+  });
+  r.start();
+  await fetchStarted;
+  await r.stop();
+  expect(await readApplied(storage, 'performance')).toBeNull();
 });

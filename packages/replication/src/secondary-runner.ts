@@ -273,7 +273,6 @@ export class SecondaryRunner {
       throw new Error('the primary ended the stream');
     } catch (err) {
       if (pingFailure) throw pingFailure;
-      if (filterChanged && !this.stopped) return 'filter-changed';
       throw err;
     } finally {
       clearInterval(pinger);
@@ -308,16 +307,17 @@ export class SecondaryRunner {
    */
   private async merkleSync(client: ReplicationClient, address: string): Promise<void> {
     this.live.state = 'merkle-diff';
-    let filter: string | undefined;
-    if (this.options.kind === 'performance') {
-      // The filter of now, not of the last ping: the diff's pages are answered with it or a newer one.
-      await this.ping(client, address);
-      if (this.filterKnown) filter = JSON.stringify(this.filter);
-    }
     await this.options.merkle.caughtUp(this.options.applied());
     // One summary serves every page: a leaf that changed here since (a performance secondary's own
     // tokens) is planned from its entries now, and the primary answers whole leaves.
     const summary = this.options.merkle.summary();
+    let filter: string | undefined;
+    if (this.options.kind === 'performance') {
+      // The filter of now, asked right before the diff: its pages are answered with it or a newer one.
+      const pong = await this.ping(client, address);
+      if (!pong.active) throw new Error('the primary node is no longer active');
+      filter = JSON.stringify(pong.pathsFilter ?? null);
+    }
     let lastWal: number | undefined;
     const done = { fetch: 0, remove: 0, pages: 0 };
     for await (const page of client.merkleDiff(summary)) {
@@ -329,6 +329,8 @@ export class SecondaryRunner {
       const plan = await this.plan(page.leaves);
       this.live.state = 'merkle-sync';
       await this.syncPlan(client, plan);
+      // A stop ends the fetches quietly: a sync cut short must not be marked done.
+      if (this.stopped) throw new Error('stopped during a Merkle sync');
       done.fetch += plan.fetch.length;
       done.remove += plan.remove.length;
       done.pages++;
