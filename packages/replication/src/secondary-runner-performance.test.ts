@@ -205,6 +205,53 @@ describe('a paths filter changed since the last Merkle sync began', () => {
   });
 });
 
+it('counts a sync after not_retained as falling behind, unless the filter changed', async () => {
+  const counts: number[] = [];
+  for (const changed of [false, true]) {
+    const storage = new Store();
+    const before = { mode: 'deny', paths: ['old/'] };
+    const after = changed ? { mode: 'deny', paths: ['hidden/'] } : before;
+    await storage.put(appliedKey('performance'), Buffer.from(JSON.stringify({ wal_source: 'w1', index: 5, paths_filter: JSON.stringify(before) })));
+    let streams = 0;
+    let diffs = 0;
+    const client = {
+      // The primary answers with the filter of now: the old one until the stream is ended.
+      ping: async () => ({ clusterId: 'c1', walSource: 'w1', active: true, activeClusterAddress: null, lastWal: 8, timeMs: Date.now(), pathsFilter: streams === 0 ? before : after }),
+      merkleDiff: async function* (): AsyncGenerator<MerkleDiffResult> {
+        diffs++;
+        yield { lastWal: 8, leaves: [] };
+      },
+      merkleSync: async function* (): AsyncGenerator<KeyValue[]> {},
+      streamWals: async function* (_request: unknown, signal: AbortSignal): AsyncGenerator<WalStreamMessage> {
+        if (streams++ === 0) {
+          yield { kind: 'notRetained' } as WalStreamMessage;
+          return;
+        }
+        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      },
+      close: () => {},
+    } as unknown as ReplicationClient;
+    const counted = { n: 0 };
+    const r = new SecondaryRunner({
+      kind: 'performance', storage: storage as unknown as RaftStorage, link: LINK, self: { api: 'a', cluster: 'c' } as Advert, nodeId: 'n1',
+      merkle: { caughtUp: async () => {}, summary: () => ({ trees: [] }), plan: async () => ({ fetch: [], remove: [] }) },
+      applied: () => 0, clock: systemClock, logger: silentLogger, countMerkleSync: async () => { counted.n++; },
+      connect: () => client,
+      sharedOnly: { isShared: () => true, changed: async () => {} },
+    });
+    r.start();
+    const deadline = Date.now() + 15_000;
+    while (streams < 2) {
+      if (Date.now() > deadline) throw new Error('the runner did not stream again');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await r.stop();
+    expect(diffs).toBe(1);
+    counts.push(counted.n);
+  }
+  expect(counts).toEqual([1, 0]);
+});
+
 it('a Merkle sync that a stop cuts short is not marked done', async () => {
   const storage = new Store();
   let fetching!: () => void;

@@ -223,7 +223,9 @@ export class SecondaryRunner {
       if (outcome === 'not-retained') {
         fellBehind = true;
         await this.merkleSync(client, address);
-        await this.options.countMerkleSync();
+        // The primary also ends the streams of a secondary whose filter changed: that sync is
+        // not one of falling behind its window.
+        if (!this.filterChangedSince(mark)) await this.options.countMerkleSync();
         fellBehind = false;
       }
     }
