@@ -156,32 +156,20 @@ export class SnapshotEncoder {
     return this.hashed(out);
   }
 
-  /**
-   * A batch of records in one buffer, not three pieces each. A string key is written as UTF-8.
-   * The buffer is sized for ASCII keys, and grows only for a key that is not: the bytes a
-   * snapshot allocates are what start V8's full collections while it is written (see DESIGN.md).
-   */
+  /** A batch of records in one buffer, not three pieces each. A string key is written as UTF-8. */
   records(records: ReadonlyArray<readonly [SnapshotKey, Uint8Array]>): Buffer {
     let size = 0;
-    for (const [key, value] of records) size += 8 + (typeof key === 'string' ? key.length : key.byteLength) + value.byteLength;
-    let out = Buffer.allocUnsafe(size);
+    // A UTF-16 code unit takes at most 3 bytes of UTF-8: room enough without measuring each key.
+    for (const [key, value] of records) size += 8 + (typeof key === 'string' ? key.length * 3 : key.byteLength) + value.byteLength;
+    const out = Buffer.allocUnsafe(size);
     let at = 0;
     for (const [key, value] of records) {
       let keyLen: number;
-      if (typeof key !== 'string') {
+      if (typeof key === 'string') {
+        keyLen = writeUtf8(out, key, at + 8);
+      } else {
         out.set(key, at + 8);
         keyLen = key.byteLength;
-      } else if (writeAscii(out, key, at + 8)) {
-        keyLen = key.length;
-      } else {
-        keyLen = Buffer.byteLength(key, 'utf8');
-        size += keyLen - key.length;
-        if (size > out.length) {
-          const larger = Buffer.allocUnsafe(size);
-          out.copy(larger, 0, 0, at);
-          out = larger;
-        }
-        out.write(key, at + 8, 'utf8');
       }
       out.writeUInt32BE(keyLen, at);
       out.writeUInt32BE(value.byteLength, at + 4);
@@ -209,15 +197,15 @@ export class SnapshotEncoder {
 /** A record's key: its bytes, or a string whose UTF-8 encoding they are. */
 export type SnapshotKey = string | Uint8Array;
 
-/** Writes `key` at `at` if it is all ASCII (keys mostly are; done without a call into C++); false at its first other character. */
-function writeAscii(out: Buffer, key: string, at: number): boolean {
+/** Writes `key` as UTF-8 at `at`, returning the bytes written; keys are mostly ASCII, done here without a call into C++. */
+function writeUtf8(out: Buffer, key: string, at: number): number {
   const n = key.length;
   for (let i = 0; i < n; i++) {
     const c = key.charCodeAt(i);
-    if (c >= 0x80) return false;
+    if (c >= 0x80) return out.write(key, at, 'utf8');
     out[at + i] = c;
   }
-  return true;
+  return n;
 }
 
 /**
