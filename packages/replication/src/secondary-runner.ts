@@ -69,9 +69,8 @@ export class SecondaryRunner {
   /** The primary's index up to which this node has applied every change it was to receive (in memory: a forwarded write waits on it). */
   private through = 0;
   private readonly waiters = new Set<{ index: number; resolve: () => void }>();
-  private filter: PathsFilter | null = null;
-  /** Whether an active node of the primary has told the filter yet. */
-  private filterKnown = false;
+  /** As an active node of the primary last told it (null: none); undefined until one has. */
+  private filter: PathsFilter | null | undefined;
   private readonly name: string;
 
   constructor(private readonly options: SecondaryRunnerOptions) {
@@ -88,7 +87,7 @@ export class SecondaryRunner {
 
   /** The primary's paths filter for this secondary, as its last ping told. */
   pathsFilter(): PathsFilter | null {
-    return this.filter;
+    return this.filter ?? null;
   }
 
   /** The client to the primary's active node while the link is up. */
@@ -193,10 +192,7 @@ export class SecondaryRunner {
     const now = this.options.clock.now();
     const rtt = now - sent;
     this.heartbeats.set(address, { at: now, durationMs: rtt, skewMs: Math.round(pong.timeMs - (sent + rtt / 2)), connected: true });
-    if (pong.active) {
-      this.filter = pong.pathsFilter ?? null;
-      this.filterKnown = true;
-    }
+    if (pong.active) this.filter = pong.pathsFilter ?? null;
     return pong;
   }
 
@@ -238,7 +234,7 @@ export class SecondaryRunner {
    * mark written before marks carried the filter compares with nothing.
    */
   private filterChangedSince(mark: AppliedMark): boolean {
-    return this.options.kind === 'performance' && mark.paths_filter !== undefined && this.filterKnown && JSON.stringify(this.filter) !== mark.paths_filter;
+    return this.options.kind === 'performance' && mark.paths_filter !== undefined && this.filter !== undefined && JSON.stringify(this.filter) !== mark.paths_filter;
   }
 
   private async stream(client: ReplicationClient, address: string, start: AppliedMark): Promise<'not-retained' | 'filter-changed' | 'ended'> {
