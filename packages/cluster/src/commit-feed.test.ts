@@ -113,6 +113,23 @@ describe('the commit feed', () => {
     }
   });
 
+  it('lets the writers of a batch go on before its readers wake', async () => {
+    node = await soloNode(join(dir, 'n'));
+    const feed = new CommitFeed();
+    feed.attach(node);
+    const reader = feed.follow(node.applied + 1);
+    const order: string[] = [];
+    const read = reader.next().then(() => order.push('reader'));
+    // A writer whose reply is many awaits away from its proposal, as an HTTP request's is.
+    const written = write(node, 'w').then(async () => {
+      for (let i = 0; i < 100; i++) await Promise.resolve();
+      order.push('writer');
+    });
+    await Promise.all([read, written]);
+    await reader.return(undefined);
+    expect(order).toEqual(['writer', 'reader']);
+  });
+
   it('keeps a slow reader whole: live batches past the bound are read again from the window', async () => {
     node = await soloNode(join(dir, 'n'));
     const feed = new CommitFeed();

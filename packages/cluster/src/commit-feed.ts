@@ -80,6 +80,18 @@ export class CommitFeed implements CommitSubscription {
     let queue: CommittedChange[][] = [];
     let overflowed = false;
     let wake: (() => void) | undefined;
+    // The reader wakes in the next check phase, not as a microtask of the apply: the apply has just
+    // settled its writers' proposals, and their replies (microtasks of this turn) go out first
+    // rather than taking turns with this reader's work.
+    let nudged = false;
+    const nudge = (): void => {
+      if (nudged) return;
+      nudged = true;
+      setImmediate(() => {
+        nudged = false;
+        wake?.();
+      });
+    };
     const off = this.subscribe((changes) => {
       if (queue.length >= FOLLOW_QUEUE_BATCHES) {
         queue = [];
@@ -87,7 +99,7 @@ export class CommitFeed implements CommitSubscription {
       } else {
         queue.push(changes as CommittedChange[]);
       }
-      wake?.();
+      nudge();
     });
     const onAbort = () => wake?.();
     signal?.addEventListener('abort', onAbort);
