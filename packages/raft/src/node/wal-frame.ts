@@ -63,6 +63,8 @@ export type FrameRead =
 export function readFrame(buf: Buffer, at: number): FrameRead {
   if (buf.length - at < FRAME_HEADER_BYTES) return { ok: false, torn: true, reason: 'a frame header is cut short' };
   const length = buf.readUInt32LE(at);
+  // No frame is empty: this is where the written frames end and the zeros written ahead begin.
+  if (length === 0) return { ok: false, torn: true, reason: 'no frame starts here (zeros written ahead of the log)' };
   const start = at + FRAME_HEADER_BYTES;
   if (buf.length - start < length) return { ok: false, torn: true, reason: 'a frame is cut short' };
   const payload = buf.subarray(start, start + length);

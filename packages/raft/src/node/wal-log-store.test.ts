@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { appendFileSync, closeSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,13 @@ const conf = { voters: ['a'], learners: [] };
 const entry = (index: number, term = 1): Entry => ({ index, term, type: 'normal', data: Buffer.from(`entry ${index}`) });
 const segmentFiles = (dir: string): string[] => readdirSync(dir).filter((n) => n.endsWith('.wal')).sort();
 const newest = (dir: string): string => join(dir, segmentFiles(dir).at(-1)!);
+/** Where a segment's frames end: its length, or where the zeros written ahead of the log begin. */
+function framesEnd(path: string): number {
+  const bytes = readFileSync(path);
+  let at = 0;
+  while (at + 8 <= bytes.length && bytes.readUInt32LE(at) !== 0) at += 8 + bytes.readUInt32LE(at);
+  return at;
+}
 
 /** What another process opening the log now would load: the disk as a crash would leave it. */
 async function peek(dir: string) {
@@ -32,8 +40,10 @@ describe('WalLogStore', () => {
   });
   afterEach(() => rm(root, { recursive: true, force: true }));
 
+  // A log written without zeros ahead of its frames, as an earlier release wrote it (or a segment
+  // whose zero-filling failed), ends in its last frame.
   it('drops a last frame cut short by a crash, and appends after the last whole one', async () => {
-    const store = await WalLogStore.open(dir);
+    const store = await WalLogStore.open(dir, { preallocateBytes: 0 });
     await store.save({ term: 1, vote: 'a', commit: 0 }, [entry(1), entry(2)]);
     const whole = statSync(newest(dir)).size;
     await store.save(undefined, [entry(3)]);
@@ -51,7 +61,7 @@ describe('WalLogStore', () => {
   });
 
   it('drops a last frame that fails its checksum', async () => {
-    const store = await WalLogStore.open(dir);
+    const store = await WalLogStore.open(dir, { preallocateBytes: 0 });
     await store.save({ term: 1, vote: null, commit: 0 }, [entry(1)]);
     await store.save(undefined, [entry(2)]);
     await store.close();
@@ -132,10 +142,99 @@ describe('WalLogStore', () => {
   });
 
   it('refuses every write after one failed, since the file may end in a partial frame', async () => {
-    const store = await WalLogStore.open(dir);
+    // No zero-filling write may be on the descriptor closed under it.
+    const store = await WalLogStore.open(dir, { preallocateBytes: 0 });
     await store.save({ term: 1, vote: null, commit: 0 }, [entry(1)]);
     closeSync((store as unknown as { fd: number }).fd);
     await expect(store.save(undefined, [entry(2)])).rejects.toThrow();
     await expect(store.save(undefined, [entry(2)])).rejects.toThrow('not writable after an earlier write failed');
+  });
+
+  describe('zeros written ahead of the log', () => {
+    it('writes them after the last frame and overwrites them with the next frames', async () => {
+      const store = await WalLogStore.open(dir, { preallocateBytes: 4096 });
+      await store.save({ term: 1, vote: 'a', commit: 0 }, [entry(1)]);
+      for (let i = 2; i <= 20; i++) await store.save(undefined, [entry(i)]);
+      await store.close();
+      const path = newest(dir);
+      const end = framesEnd(path);
+      expect(statSync(path).size).toBeGreaterThan(end);
+      expect(readFileSync(path).subarray(end).every((b) => b === 0)).toBe(true);
+
+      const again = await WalLogStore.open(dir, { preallocateBytes: 4096 });
+      expect((await again.load()).entries.map((e) => e.index)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+      // Opening cuts the newest segment to its last frame; the zeros are written again as it grows.
+      expect(statSync(path).size).toBe(end);
+      await again.save(undefined, [entry(21)]);
+      await again.close();
+      expect((await peek(dir)).entries.map((e) => e.index)).toHaveLength(21);
+    });
+
+    it('drops a frame cut short among them, with the zeros after it', async () => {
+      const store = await WalLogStore.open(dir, { preallocateBytes: 4096 });
+      await store.save({ term: 1, vote: 'a', commit: 0 }, [entry(1), entry(2)]);
+      const whole = framesEnd(newest(dir));
+      await store.save(undefined, [entry(3)]);
+      await store.close();
+      // The last write reached the disk only in part: its end is still the zeros it was written over.
+      const bytes = readFileSync(newest(dir));
+      bytes.fill(0, framesEnd(newest(dir)) - 3, framesEnd(newest(dir)));
+      writeFileSync(newest(dir), bytes);
+
+      const again = await WalLogStore.open(dir, { preallocateBytes: 4096 });
+      expect((await again.load()).entries.map((e) => e.index)).toEqual([1, 2]);
+      expect(statSync(newest(dir)).size).toBe(whole);
+      await again.save(undefined, [entry(3, 2)]);
+      await again.close();
+      expect((await peek(dir)).entries.map((e) => `${e.index}/${e.term}`)).toEqual(['1/1', '2/1', '3/2']);
+    });
+
+    it('never lets a zero-filling write cover a frame written beside it', async () => {
+      // Every write in flight, by its byte range: no two may overlap.
+      const inFlight = new Set<[number, number]>();
+      let overlaps = 0;
+      const realWrite = fs.write;
+      const spy = jest.spyOn(fs, 'write').mockImplementation(((...args: Parameters<typeof fs.write>) => {
+        const [fd, buf, offset, length, position, done] = args as unknown as [number, Buffer, number, number, number, (err: Error | null, n: number, b: Buffer) => void];
+        const range: [number, number] = [position, position + length];
+        for (const [from, to] of inFlight) if (range[0] < to && from < range[1]) overlaps++;
+        inFlight.add(range);
+        realWrite(fd, buf, offset, length, position, (err, n, b) => {
+          inFlight.delete(range);
+          done(err, n, b);
+        });
+      }) as typeof fs.write);
+      try {
+        // Chunks smaller than a frame: nearly every frame reaches into the chunk being filled.
+        const store = await WalLogStore.open(dir, { preallocateBytes: 16 });
+        await store.save({ term: 1, vote: 'a', commit: 0 }, [entry(1)]);
+        for (let i = 2; i <= 100; i++) await store.save(undefined, [entry(i)]);
+        await store.close();
+      } finally {
+        spy.mockRestore();
+      }
+      expect(overlaps).toBe(0);
+      expect((await peek(dir)).entries.map((e) => e.index)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+    });
+
+    it('cuts a segment to its last frame before the next one starts', async () => {
+      const store = await WalLogStore.open(dir, { segmentBytes: 300, preallocateBytes: 256 });
+      await store.save({ term: 1, vote: 'a', commit: 0 }, [entry(1)]);
+      for (let i = 2; i <= 40; i++) await store.save(undefined, [entry(i)]);
+      await store.close();
+      const files = segmentFiles(dir);
+      expect(files.length).toBeGreaterThan(3);
+      for (const name of files.slice(0, -1)) expect(statSync(join(dir, name)).size).toBe(framesEnd(join(dir, name)));
+      expect((await peek(dir)).entries.map((e) => e.index)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    });
+
+    it('refuses them at the end of a segment other than the newest', async () => {
+      const store = await WalLogStore.open(dir, { segmentBytes: 64 });
+      for (let i = 1; i <= 4; i++) await store.save({ term: 1, vote: null, commit: i - 1 }, [entry(i)]);
+      await store.close();
+      const [oldest] = segmentFiles(dir);
+      appendFileSync(join(dir, oldest!), Buffer.alloc(64));
+      await expect(WalLogStore.open(dir)).rejects.toThrow(`the Raft log segment ${oldest} is damaged`);
+    });
   });
 });

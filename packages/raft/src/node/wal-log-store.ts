@@ -1,4 +1,4 @@
-import { close as closeFd, constants, fdatasync, open as openFd, write } from 'node:fs';
+import { close as closeFd, constants, fdatasync, ftruncate, open as openFd, write } from 'node:fs';
 import { readFile, readdir, rename, rm, stat, truncate, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Entry, HardState, SnapshotMeta } from '../core/types';
@@ -10,6 +10,8 @@ import { encodeFrame, readFrame, type Frame } from './wal-frame';
 export interface WalOptions {
   /** A new segment file is started once the current one reaches this size (64 MiB by default). */
   segmentBytes?: number;
+  /** Zeros written ahead of the newest segment's last frame, this many bytes at a time (1 MiB by default; 0 for none). */
+  preallocateBytes?: number;
 }
 
 interface Segment {
@@ -29,9 +31,14 @@ interface Replayed {
 
 const SEGMENT_NAME = /^([0-9a-f]{16})\.wal$/;
 const DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024;
+const DEFAULT_PREALLOCATE_BYTES = 1024 * 1024;
 // Where the platform has it, each write is its own fdatasync: one trip to the thread pool per save.
 const DSYNC = constants.O_DSYNC ?? 0;
-const APPEND_FLAGS = constants.O_WRONLY | constants.O_APPEND | DSYNC;
+// Every write names its offset: frames go at the end of the log, which is not the end of the file
+// once zeros are written ahead of it.
+const WRITE_FLAGS = constants.O_WRONLY | DSYNC;
+/** Read only, shared by every store's zero-filling writes. */
+let zeros: Buffer | undefined;
 
 const segmentName = (seq: number): string => `${seq.toString(16).padStart(16, '0')}.wal`;
 
@@ -43,11 +50,11 @@ function closeFile(fd: number): Promise<void> {
   return new Promise((resolve, reject) => closeFd(fd, (err) => (err ? reject(err) : resolve())));
 }
 
-/** Writes all of `buf` at the end of the file; durable when it resolves. */
-function writeDurably(fd: number, buf: Buffer): Promise<void> {
+/** Writes all of `buf` at `position` in the file; durable when it resolves. */
+function writeDurably(fd: number, buf: Buffer, position: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const from = (offset: number): void => {
-      write(fd, buf, offset, buf.length - offset, null, (err, written) => {
+      write(fd, buf, offset, buf.length - offset, position + offset, (err, written) => {
         if (err) return reject(err);
         if (offset + written < buf.length) return from(offset + written);
         if (DSYNC) return resolve();
@@ -55,6 +62,13 @@ function writeDurably(fd: number, buf: Buffer): Promise<void> {
       });
     };
     from(0);
+  });
+}
+
+/** Cuts the file to `size`, durably. */
+function truncateDurably(fd: number, size: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    ftruncate(fd, size, (err) => (err ? reject(err) : fdatasync(fd, (syncErr) => (syncErr ? reject(syncErr) : resolve()))));
   });
 }
 
@@ -103,12 +117,24 @@ function scanSegment(buf: Buffer, name: string): { frames: Frame[]; validBytes: 
  * A commit-only hard state is kept in memory and written with the next frame, or on close: the
  * commit index need not survive a crash (the interface says why).
  *
+ * The newest segment has zeros written ahead of its last frame, a chunk at a time in the
+ * background, and frames overwrite them: a synced write that stays inside the file's written
+ * blocks changes no metadata, so the file system has no journal to commit for it (DESIGN.md has
+ * the numbers). A segment is cut to its last frame before the next one starts.
+ *
  * Recovery: a frame cut short or failing its checksum at the end of the newest segment is a
- * write that never completed, so it was never acknowledged; it is truncated away. The same
- * anywhere else means the disk lost data, and opening fails rather than guess.
+ * write that never completed, so it was never acknowledged; it is truncated away, with the zeros
+ * after it. The same anywhere else means the disk lost data, and opening fails rather than guess.
  */
 export class WalLogStore implements LogStore {
+  /** Where the next frame goes: the end of the last one in the newest segment. */
   private size = 0;
+  /** The newest segment file's length: `size`, plus the zeros written after it. */
+  private allocated = 0;
+  /** The zero-filling write in progress, and where it starts. */
+  private extending: { from: number; done: Promise<void> } | undefined;
+  /** Set when a zero-filling write failed: the segment's frames extend the file themselves. */
+  private preallocateFailed = false;
   /** Range of stored entry indexes, as the save contract needs it (empty when first > last). */
   private first = 1;
   private last = 0;
@@ -124,6 +150,7 @@ export class WalLogStore implements LogStore {
     private readonly segments: Segment[],
     private fd: number,
     private readonly segmentBytes: number,
+    private readonly preallocateBytes: number,
   ) {}
 
   static async open(dir: string, options: WalOptions = {}): Promise<WalLogStore> {
@@ -135,10 +162,12 @@ export class WalLogStore implements LogStore {
     let tailBytes = 0;
     for (const [i, name] of names.entries()) {
       const path = join(dir, name);
-      const scan = scanSegment(await readFile(path), name);
+      const buf = await readFile(path);
+      const scan = scanSegment(buf, name);
       const newest = i === names.length - 1;
       if (scan.torn && !newest) throw new Error(`the Raft log segment ${name} is damaged: ${scan.torn}, and it is not the newest`);
-      if (scan.torn) await truncate(path, scan.validBytes);
+      // A torn frame, and the zeros a segment has ahead of its last frame.
+      if (newest && scan.validBytes < buf.length) await truncate(path, scan.validBytes);
       if (scan.frames.length === 0) {
         // A segment whose first frame never completed: the log continues in the one before.
         if (newest && segments.length > 0) {
@@ -157,8 +186,12 @@ export class WalLogStore implements LogStore {
       tailBytes = scan.validBytes;
     }
     const current = segments[segments.length - 1]!;
-    const store = new WalLogStore(dir, segments, await openFile(current.path, APPEND_FLAGS), options.segmentBytes ?? DEFAULT_SEGMENT_BYTES);
+    const store = new WalLogStore(
+      dir, segments, await openFile(current.path, WRITE_FLAGS),
+      options.segmentBytes ?? DEFAULT_SEGMENT_BYTES, options.preallocateBytes ?? DEFAULT_PREALLOCATE_BYTES,
+    );
     store.size = tailBytes;
+    store.allocated = tailBytes;
     store.hardState = state.hardState;
     store.snapshot = state.snapshot;
     const head = state.entries[0];
@@ -182,12 +215,12 @@ export class WalLogStore implements LogStore {
     const temp = `${dir}.tmp`;
     await rm(temp, { recursive: true, force: true });
     await makeDir(temp);
-    const fd = await openFile(join(temp, segmentName(1)), APPEND_FLAGS | constants.O_CREAT | constants.O_EXCL);
+    const fd = await openFile(join(temp, segmentName(1)), WRITE_FLAGS | constants.O_CREAT | constants.O_EXCL);
     try {
       const frame: Frame = { entries: initial.entries };
       if (initial.hardState) frame.hardState = initial.hardState;
       if (initial.snapshot) frame.snapshot = initial.snapshot;
-      await writeDurably(fd, encodeFrame(frame));
+      await writeDurably(fd, encodeFrame(frame), 0);
     } finally {
       await closeFile(fd);
     }
@@ -262,6 +295,8 @@ export class WalLogStore implements LogStore {
     try {
       if (this.commitPending && this.hardState && !this.failed) await this.append({ entries: [], hardState: this.hardState });
     } finally {
+      // A zero-filling write still going would land in whatever file gets this descriptor next.
+      await this.extending?.done;
       await closeFile(this.fd);
       this.fd = -1;
     }
@@ -274,9 +309,13 @@ export class WalLogStore implements LogStore {
     try {
       if (this.size >= this.segmentBytes) await this.rotate();
       const buf = encodeFrame(frame);
-      await writeDurably(this.fd, buf);
+      // Never into the range the zero-filling write in progress covers.
+      if (this.extending && this.size + buf.length > this.extending.from) await this.extending.done;
+      await writeDurably(this.fd, buf, this.size);
       this.size += buf.length;
+      this.allocated = Math.max(this.allocated, this.size);
       if (frame.hardState) this.commitPending = false;
+      this.preallocate();
     } catch (err) {
       // What reached the file is unknown now: appending after it could bury a torn frame mid-log.
       this.failed = err as Error;
@@ -284,17 +323,49 @@ export class WalLogStore implements LogStore {
     }
   }
 
-  /** Starts the next segment with the hard state and snapshot meta, so older segments can be deleted. */
+  /**
+   * Writes the next chunk of zeros after the newest segment's end when less than half a chunk is
+   * left, in the background: a frame waits for it only when it would reach into the chunk. A
+   * failure costs only the speed: the frames extend the file themselves until the next segment.
+   */
+  private preallocate(): void {
+    const chunk = this.preallocateBytes;
+    if (chunk <= 0 || this.extending || this.preallocateFailed || this.allocated >= this.segmentBytes) return;
+    if (this.allocated - this.size >= chunk / 2) return;
+    const from = this.allocated;
+    zeros ??= Buffer.alloc(DEFAULT_PREALLOCATE_BYTES);
+    const fill = chunk <= zeros.length ? zeros.subarray(0, chunk) : Buffer.alloc(chunk);
+    const done = writeDurably(this.fd, fill, from).then(
+      () => {
+        this.allocated = Math.max(this.allocated, from + fill.length);
+      },
+      () => {
+        this.preallocateFailed = true;
+      },
+    ).finally(() => {
+      this.extending = undefined;
+    });
+    this.extending = { from, done };
+  }
+
+  /**
+   * Starts the next segment with the hard state and snapshot meta, so older segments can be
+   * deleted. The current one is cut to its last frame first: only the newest segment may end in
+   * anything but a frame.
+   */
   private async rotate(): Promise<void> {
+    await this.extending?.done;
+    if (this.allocated > this.size) await truncateDurably(this.fd, this.size);
+    this.allocated = this.size;
     const seq = this.segments[this.segments.length - 1]!.seq + 1;
     const path = join(this.dir, segmentName(seq));
-    const fd = await openFile(path, APPEND_FLAGS | constants.O_CREAT | constants.O_EXCL);
+    const fd = await openFile(path, WRITE_FLAGS | constants.O_CREAT | constants.O_EXCL);
     const head: Frame = { entries: [] };
     if (this.hardState) head.hardState = this.hardState;
     if (this.snapshot) head.snapshot = this.snapshot;
     const buf = encodeFrame(head);
     try {
-      await writeDurably(fd, buf);
+      await writeDurably(fd, buf, 0);
       await syncDir(this.dir);
     } catch (err) {
       await closeFile(fd);
@@ -303,6 +374,8 @@ export class WalLogStore implements LogStore {
     await closeFile(this.fd);
     this.fd = fd;
     this.size = buf.length;
+    this.allocated = buf.length;
+    this.preallocateFailed = false;
     this.commitPending = false;
     this.segments.push({ seq, path, maxIndex: 0 });
   }
