@@ -142,8 +142,7 @@ describe('WalLogStore', () => {
   });
 
   it('refuses every write after one failed, since the file may end in a partial frame', async () => {
-    // No zero-filling write may be on the descriptor closed under it.
-    const store = await WalLogStore.open(dir, { preallocateBytes: 0 });
+    const store = await WalLogStore.open(dir);
     await store.save({ term: 1, vote: null, commit: 0 }, [entry(1)]);
     closeSync((store as unknown as { fd: number }).fd);
     await expect(store.save(undefined, [entry(2)])).rejects.toThrow();
@@ -151,22 +150,21 @@ describe('WalLogStore', () => {
   });
 
   describe('zeros written ahead of the log', () => {
-    it('writes them after the last frame and overwrites them with the next frames', async () => {
+    it('writes them after the last frame, overwrites them with the next frames, and cuts them on close', async () => {
       const store = await WalLogStore.open(dir, { preallocateBytes: 4096 });
       await store.save({ term: 1, vote: 'a', commit: 0 }, [entry(1)]);
       for (let i = 2; i <= 20; i++) await store.save(undefined, [entry(i)]);
-      await store.close();
       const path = newest(dir);
-      const end = framesEnd(path);
-      expect(statSync(path).size).toBeGreaterThan(end);
-      expect(readFileSync(path).subarray(end).every((b) => b === 0)).toBe(true);
-
-      const again = await WalLogStore.open(dir, { preallocateBytes: 4096 });
-      expect((await again.load()).entries.map((e) => e.index)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
-      // Opening cuts the newest segment to its last frame; the zeros are written again as it grows.
-      expect(statSync(path).size).toBe(end);
-      await again.save(undefined, [entry(21)]);
-      await again.close();
+      while (statSync(path).size <= framesEnd(path)) await new Promise((r) => setTimeout(r, 5));
+      expect(readFileSync(path).subarray(framesEnd(path)).every((b) => b === 0)).toBe(true);
+      // What a crash now would leave: the frames, then zeros (opened from a copy, since opening cuts them).
+      const copy = join(root, 'crashed');
+      fs.cpSync(dir, copy, { recursive: true });
+      expect((await peek(copy)).entries.map((e) => e.index)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+      await store.save(undefined, [entry(21)]);
+      await store.close();
+      // Closed cleanly, the log ends in its last frame, as an earlier release wrote it.
+      expect(statSync(path).size).toBe(framesEnd(path));
       expect((await peek(dir)).entries.map((e) => e.index)).toHaveLength(21);
     });
 
@@ -214,6 +212,35 @@ describe('WalLogStore', () => {
         spy.mockRestore();
       }
       expect(overlaps).toBe(0);
+      expect((await peek(dir)).entries.map((e) => e.index)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+    });
+
+    it('cuts a segment to its last frame even after a zero-filling write failed part way', async () => {
+      const realWrite = fs.write;
+      // Every fourth fill (all zeros, a chunk long), the last a segment of 1000 bytes gets, writes
+      // all but a few of its bytes, then fails: the disk filled up. What it wrote reaches past the
+      // frames the segment ends with.
+      let fills = 0;
+      const spy = jest.spyOn(fs, 'write').mockImplementation(((...args: Parameters<typeof fs.write>) => {
+        const [fd, buf, offset, length, position, done] = args as unknown as [number, Buffer, number, number, number, (err: Error | null, n: number, b: Buffer) => void];
+        if (length === 256 && buf.subarray(offset, offset + length).every((b) => b === 0) && fills++ % 4 === 3) {
+          realWrite(fd, buf, offset, length - 6, position, () => done(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }), 0, buf));
+          return;
+        }
+        realWrite(fd, buf, offset, length, position, done);
+      }) as typeof fs.write);
+      try {
+        const store = await WalLogStore.open(dir, { segmentBytes: 1000, preallocateBytes: 256 });
+        await store.save({ term: 1, vote: 'a', commit: 0 }, [entry(1)]);
+        for (let i = 2; i <= 100; i++) await store.save(undefined, [entry(i)]);
+        await store.close();
+      } finally {
+        spy.mockRestore();
+      }
+      const files = segmentFiles(dir);
+      expect(files.length).toBeGreaterThan(2);
+      expect(fills).toBeGreaterThan(4);
+      for (const name of files) expect(statSync(join(dir, name)).size).toBe(framesEnd(join(dir, name)));
       expect((await peek(dir)).entries.map((e) => e.index)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
     });
 

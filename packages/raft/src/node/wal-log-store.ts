@@ -1,5 +1,5 @@
 import { close as closeFd, constants, fdatasync, ftruncate, open as openFd, write } from 'node:fs';
-import { readFile, readdir, rename, rm, stat, truncate, unlink } from 'node:fs/promises';
+import { readFile, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Entry, HardState, SnapshotMeta } from '../core/types';
 import { rangeAfterSave, type LogStore, type StoredLog } from './log-store';
@@ -72,6 +72,29 @@ function truncateDurably(fd: number, size: number): Promise<void> {
   });
 }
 
+async function truncatePathDurably(path: string, size: number): Promise<void> {
+  const fd = await openFile(path, constants.O_WRONLY);
+  try {
+    await truncateDurably(fd, size);
+  } finally {
+    await closeFile(fd);
+  }
+}
+
+/**
+ * Writes `length` zeros at `from` through a descriptor of its own: a write-back error of the
+ * frames' pages is then reported to the frames' descriptor, never taken by this one's sync.
+ */
+async function fillWithZeros(path: string, from: number, length: number): Promise<void> {
+  if (!zeros || zeros.length < length) zeros = Buffer.alloc(Math.max(length, DEFAULT_PREALLOCATE_BYTES));
+  const fd = await openFile(path, WRITE_FLAGS);
+  try {
+    await writeDurably(fd, zeros.subarray(0, length), from);
+  } finally {
+    await closeFile(fd);
+  }
+}
+
 /** Applies one frame to the replayed state: a snapshot install drops the log; entries replace any suffix they overlap. */
 function applyFrame(state: Replayed, frame: Frame): void {
   if (frame.snapshot) {
@@ -107,8 +130,8 @@ function scanSegment(buf: Buffer, name: string): { frames: Frame[]; validBytes: 
 }
 
 /**
- * The Raft log as a write-ahead log: append-only segment files of checksummed frames, one frame
- * per save, each written with one synced write. Nothing is rewritten in place: a conflicting
+ * The Raft log as a write-ahead log: segment files of checksummed frames, one frame per save,
+ * each written with one synced write after the last. No frame is rewritten in place: a conflicting
  * suffix is replaced by appending the new entries (replay drops what they overlap), and
  * compaction deletes whole segments that hold only entries at or below its cut. Every segment
  * starts with a frame holding the hard state and snapshot meta, so the oldest ones can go
@@ -120,7 +143,8 @@ function scanSegment(buf: Buffer, name: string): { frames: Frame[]; validBytes: 
  * The newest segment has zeros written ahead of its last frame, a chunk at a time in the
  * background, and frames overwrite them: a synced write that stays inside the file's written
  * blocks changes no metadata, so the file system has no journal to commit for it (DESIGN.md has
- * the numbers). A segment is cut to its last frame before the next one starts.
+ * the numbers). A segment is cut to its last frame before the next one starts, and on close, so
+ * that a log closed cleanly ends in its last frame, as an earlier release wrote it.
  *
  * Recovery: a frame cut short or failing its checksum at the end of the newest segment is a
  * write that never completed, so it was never acknowledged; it is truncated away, with the zeros
@@ -133,7 +157,10 @@ export class WalLogStore implements LogStore {
   private allocated = 0;
   /** The zero-filling write in progress, and where it starts. */
   private extending: { from: number; done: Promise<void> } | undefined;
-  /** Set when a zero-filling write failed: the segment's frames extend the file themselves. */
+  /**
+   * Set when a zero-filling write failed: the segment's frames extend the file themselves. The
+   * file may then be longer than `allocated` says, which is why a cut is never skipped.
+   */
   private preallocateFailed = false;
   /** Range of stored entry indexes, as the save contract needs it (empty when first > last). */
   private first = 1;
@@ -167,7 +194,7 @@ export class WalLogStore implements LogStore {
       const newest = i === names.length - 1;
       if (scan.torn && !newest) throw new Error(`the Raft log segment ${name} is damaged: ${scan.torn}, and it is not the newest`);
       // A torn frame, and the zeros a segment has ahead of its last frame.
-      if (newest && scan.validBytes < buf.length) await truncate(path, scan.validBytes);
+      if (newest && scan.validBytes < buf.length) await truncatePathDurably(path, scan.validBytes);
       if (scan.frames.length === 0) {
         // A segment whose first frame never completed: the log continues in the one before.
         if (newest && segments.length > 0) {
@@ -294,8 +321,9 @@ export class WalLogStore implements LogStore {
     if (this.fd < 0) return;
     try {
       if (this.commitPending && this.hardState && !this.failed) await this.append({ entries: [], hardState: this.hardState });
+      await this.extending?.done;
+      if (!this.failed) await truncateDurably(this.fd, this.size);
     } finally {
-      // A zero-filling write still going would land in whatever file gets this descriptor next.
       await this.extending?.done;
       await closeFile(this.fd);
       this.fd = -1;
@@ -315,12 +343,12 @@ export class WalLogStore implements LogStore {
       this.size += buf.length;
       this.allocated = Math.max(this.allocated, this.size);
       if (frame.hardState) this.commitPending = false;
-      this.preallocate();
     } catch (err) {
       // What reached the file is unknown now: appending after it could bury a torn frame mid-log.
       this.failed = err as Error;
       throw err;
     }
+    this.preallocate();
   }
 
   /**
@@ -333,11 +361,9 @@ export class WalLogStore implements LogStore {
     if (chunk <= 0 || this.extending || this.preallocateFailed || this.allocated >= this.segmentBytes) return;
     if (this.allocated - this.size >= chunk / 2) return;
     const from = this.allocated;
-    zeros ??= Buffer.alloc(DEFAULT_PREALLOCATE_BYTES);
-    const fill = chunk <= zeros.length ? zeros.subarray(0, chunk) : Buffer.alloc(chunk);
-    const done = writeDurably(this.fd, fill, from).then(
+    const done = fillWithZeros(this.segments[this.segments.length - 1]!.path, from, chunk).then(
       () => {
-        this.allocated = Math.max(this.allocated, from + fill.length);
+        this.allocated = Math.max(this.allocated, from + chunk);
       },
       () => {
         this.preallocateFailed = true;
@@ -355,7 +381,7 @@ export class WalLogStore implements LogStore {
    */
   private async rotate(): Promise<void> {
     await this.extending?.done;
-    if (this.allocated > this.size) await truncateDurably(this.fd, this.size);
+    await truncateDurably(this.fd, this.size);
     this.allocated = this.size;
     const seq = this.segments[this.segments.length - 1]!.seq + 1;
     const path = join(this.dir, segmentName(seq));
