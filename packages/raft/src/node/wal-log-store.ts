@@ -72,15 +72,6 @@ function truncateDurably(fd: number, size: number): Promise<void> {
   });
 }
 
-async function truncatePathDurably(path: string, size: number): Promise<void> {
-  const fd = await openFile(path, constants.O_WRONLY);
-  try {
-    await truncateDurably(fd, size);
-  } finally {
-    await closeFile(fd);
-  }
-}
-
 /**
  * Writes `length` zeros at `from` through a descriptor of its own: a write-back error of the
  * frames' pages is then reported to the frames' descriptor, never taken by this one's sync.
@@ -155,8 +146,8 @@ export class WalLogStore implements LogStore {
   private size = 0;
   /** The newest segment file's length: `size`, plus the zeros written after it. */
   private allocated = 0;
-  /** The zero-filling write in progress, and where it starts. */
-  private extending: { from: number; done: Promise<void> } | undefined;
+  /** The zero-filling write in progress; it starts at `allocated`, which frames stay below meanwhile. */
+  private filling: Promise<void> | undefined;
   /**
    * Set when a zero-filling write failed: the segment's frames extend the file themselves. The
    * file may then be longer than `allocated` says, which is why a cut is never skipped.
@@ -187,14 +178,14 @@ export class WalLogStore implements LogStore {
     const state: Replayed = { entries: [] };
     const segments: Segment[] = [];
     let tailBytes = 0;
+    /** The newest kept segment's file length: more than `tailBytes` when it ends in zeros or a torn frame. */
+    let fileBytes = 0;
     for (const [i, name] of names.entries()) {
       const path = join(dir, name);
       const buf = await readFile(path);
       const scan = scanSegment(buf, name);
       const newest = i === names.length - 1;
       if (scan.torn && !newest) throw new Error(`the Raft log segment ${name} is damaged: ${scan.torn}, and it is not the newest`);
-      // A torn frame, and the zeros a segment has ahead of its last frame.
-      if (newest && scan.validBytes < buf.length) await truncatePathDurably(path, scan.validBytes);
       if (scan.frames.length === 0) {
         // A segment whose first frame never completed: the log continues in the one before.
         if (newest && segments.length > 0) {
@@ -211,12 +202,15 @@ export class WalLogStore implements LogStore {
       }
       segments.push({ seq: parseInt(SEGMENT_NAME.exec(name)![1]!, 16), path, maxIndex });
       tailBytes = scan.validBytes;
+      fileBytes = buf.length;
     }
     const current = segments[segments.length - 1]!;
     const store = new WalLogStore(
       dir, segments, await openFile(current.path, WRITE_FLAGS),
       options.segmentBytes ?? DEFAULT_SEGMENT_BYTES, options.preallocateBytes ?? DEFAULT_PREALLOCATE_BYTES,
     );
+    // A torn frame, and the zeros a segment has ahead of its last frame, go.
+    if (fileBytes > tailBytes) await truncateDurably(store.fd, tailBytes);
     store.size = tailBytes;
     store.allocated = tailBytes;
     store.hardState = state.hardState;
@@ -321,10 +315,10 @@ export class WalLogStore implements LogStore {
     if (this.fd < 0) return;
     try {
       if (this.commitPending && this.hardState && !this.failed) await this.append({ entries: [], hardState: this.hardState });
-      await this.extending?.done;
+      await this.filling;
       if (!this.failed) await truncateDurably(this.fd, this.size);
     } finally {
-      await this.extending?.done;
+      await this.filling;
       await closeFile(this.fd);
       this.fd = -1;
     }
@@ -338,7 +332,7 @@ export class WalLogStore implements LogStore {
       if (this.size >= this.segmentBytes) await this.rotate();
       const buf = encodeFrame(frame);
       // Never into the range the zero-filling write in progress covers.
-      if (this.extending && this.size + buf.length > this.extending.from) await this.extending.done;
+      if (this.filling && this.size + buf.length > this.allocated) await this.filling;
       await writeDurably(this.fd, buf, this.size);
       this.size += buf.length;
       this.allocated = Math.max(this.allocated, this.size);
@@ -358,10 +352,10 @@ export class WalLogStore implements LogStore {
    */
   private preallocate(): void {
     const chunk = this.preallocateBytes;
-    if (chunk <= 0 || this.extending || this.preallocateFailed || this.allocated >= this.segmentBytes) return;
+    if (chunk <= 0 || this.filling || this.preallocateFailed || this.allocated >= this.segmentBytes) return;
     if (this.allocated - this.size >= chunk / 2) return;
     const from = this.allocated;
-    const done = fillWithZeros(this.segments[this.segments.length - 1]!.path, from, chunk).then(
+    this.filling = fillWithZeros(this.segments[this.segments.length - 1]!.path, from, chunk).then(
       () => {
         this.allocated = Math.max(this.allocated, from + chunk);
       },
@@ -369,9 +363,8 @@ export class WalLogStore implements LogStore {
         this.preallocateFailed = true;
       },
     ).finally(() => {
-      this.extending = undefined;
+      this.filling = undefined;
     });
-    this.extending = { from, done };
   }
 
   /**
@@ -380,7 +373,7 @@ export class WalLogStore implements LogStore {
    * anything but a frame.
    */
   private async rotate(): Promise<void> {
-    await this.extending?.done;
+    await this.filling;
     await truncateDurably(this.fd, this.size);
     this.allocated = this.size;
     const seq = this.segments[this.segments.length - 1]!.seq + 1;
