@@ -20,6 +20,27 @@ function framesEnd(path: string): number {
   return at;
 }
 
+type WriteDone = (err: Error | null, written: number, buffer: Buffer) => void;
+/** fs.write in the positional form the store calls it with. */
+type PositionalWrite = (fd: number, buffer: Buffer, offset: number, length: number, position: number, done: WriteDone) => void;
+
+/**
+ * Opens a store with `options`, saves entries 1-100 one by one and closes it, with every
+ * fs.write going through `wrap` (given the real write).
+ */
+async function save100Through(dir: string, options: Parameters<typeof WalLogStore.open>[1], wrap: (real: PositionalWrite, ...args: Parameters<PositionalWrite>) => void): Promise<void> {
+  const real = fs.write as unknown as PositionalWrite;
+  const spy = jest.spyOn(fs, 'write').mockImplementation(((...args: Parameters<PositionalWrite>) => wrap(real, ...args)) as unknown as typeof fs.write);
+  try {
+    const store = await WalLogStore.open(dir, options);
+    await store.save({ term: 1, vote: 'a', commit: 0 }, [entry(1)]);
+    for (let i = 2; i <= 100; i++) await store.save(undefined, [entry(i)]);
+    await store.close();
+  } finally {
+    spy.mockRestore();
+  }
+}
+
 /** What another process opening the log now would load: the disk as a crash would leave it. */
 async function peek(dir: string) {
   const other = await WalLogStore.open(dir);
@@ -191,52 +212,32 @@ describe('WalLogStore', () => {
       // Every write in flight, by its byte range: no two may overlap.
       const inFlight = new Set<[number, number]>();
       let overlaps = 0;
-      const realWrite = fs.write;
-      const spy = jest.spyOn(fs, 'write').mockImplementation(((...args: Parameters<typeof fs.write>) => {
-        const [fd, buf, offset, length, position, done] = args as unknown as [number, Buffer, number, number, number, (err: Error | null, n: number, b: Buffer) => void];
+      // Chunks smaller than a frame: nearly every frame reaches into the chunk being filled.
+      await save100Through(dir, { preallocateBytes: 16 }, (real, fd, buf, offset, length, position, done) => {
         const range: [number, number] = [position, position + length];
         for (const [from, to] of inFlight) if (range[0] < to && from < range[1]) overlaps++;
         inFlight.add(range);
-        realWrite(fd, buf, offset, length, position, (err, n, b) => {
+        real(fd, buf, offset, length, position, (err, n, b) => {
           inFlight.delete(range);
           done(err, n, b);
         });
-      }) as typeof fs.write);
-      try {
-        // Chunks smaller than a frame: nearly every frame reaches into the chunk being filled.
-        const store = await WalLogStore.open(dir, { preallocateBytes: 16 });
-        await store.save({ term: 1, vote: 'a', commit: 0 }, [entry(1)]);
-        for (let i = 2; i <= 100; i++) await store.save(undefined, [entry(i)]);
-        await store.close();
-      } finally {
-        spy.mockRestore();
-      }
+      });
       expect(overlaps).toBe(0);
       expect((await peek(dir)).entries.map((e) => e.index)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
     });
 
     it('cuts a segment to its last frame even after a zero-filling write failed part way', async () => {
-      const realWrite = fs.write;
       // Every fourth fill (all zeros, a chunk long), the last a segment of 1000 bytes gets, writes
       // all but a few of its bytes, then fails: the disk filled up. What it wrote reaches past the
       // frames the segment ends with.
       let fills = 0;
-      const spy = jest.spyOn(fs, 'write').mockImplementation(((...args: Parameters<typeof fs.write>) => {
-        const [fd, buf, offset, length, position, done] = args as unknown as [number, Buffer, number, number, number, (err: Error | null, n: number, b: Buffer) => void];
+      await save100Through(dir, { segmentBytes: 1000, preallocateBytes: 256 }, (real, fd, buf, offset, length, position, done) => {
         if (length === 256 && buf.subarray(offset, offset + length).every((b) => b === 0) && fills++ % 4 === 3) {
-          realWrite(fd, buf, offset, length - 6, position, () => done(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }), 0, buf));
+          real(fd, buf, offset, length - 6, position, () => done(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }), 0, buf));
           return;
         }
-        realWrite(fd, buf, offset, length, position, done);
-      }) as typeof fs.write);
-      try {
-        const store = await WalLogStore.open(dir, { segmentBytes: 1000, preallocateBytes: 256 });
-        await store.save({ term: 1, vote: 'a', commit: 0 }, [entry(1)]);
-        for (let i = 2; i <= 100; i++) await store.save(undefined, [entry(i)]);
-        await store.close();
-      } finally {
-        spy.mockRestore();
-      }
+        real(fd, buf, offset, length, position, done);
+      });
       const files = segmentFiles(dir);
       expect(files.length).toBeGreaterThan(2);
       expect(fills).toBeGreaterThan(4);
