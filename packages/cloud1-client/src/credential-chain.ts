@@ -1,4 +1,4 @@
-import { fromContainerMetadata, fromIni, fromInstanceMetadata } from '@aws-sdk/credential-providers';
+import type * as CredentialProviders from '@aws-sdk/credential-providers';
 import { BadRequestError } from '@strongroom/core';
 
 export interface Cloud1Credentials {
@@ -30,6 +30,8 @@ export function credentialChain(keys: { accessKey: string; secretKey: string }, 
     // chain reads it), so it is honoured here: a deployment or test that sets it never asks the
     // link-local metadata address.
     const metadataDisabled = [env, process.env].some((e) => e['AWS_EC2_METADATA_DISABLED']?.toLowerCase() === 'true');
+    // Loaded only when it comes to these sources, not when a server starts.
+    const { fromContainerMetadata, fromIni, fromInstanceMetadata } = require('@aws-sdk/credential-providers') as typeof CredentialProviders;
     const sources = [fromIni(), fromContainerMetadata(), ...(metadataDisabled ? [] : [fromInstanceMetadata()])];
     for (const provider of sources) {
       try {

@@ -5,7 +5,7 @@
  */
 import { verify as verifySignature, webcrypto, X509Certificate } from 'node:crypto';
 import * as asn1js from 'asn1js';
-import * as pkijs from 'pkijs';
+import type * as Pkijs from 'pkijs';
 import { BadRequestError } from '@strongroom/core';
 import type { VerifyingCertificate } from './certificates';
 
@@ -18,9 +18,18 @@ export interface IdentityDocument {
   pendingTime: string;
 }
 
-type EngineCrypto = ConstructorParameters<typeof pkijs.CryptoEngine>[0]['crypto'];
-// pkijs types its engine with the DOM's WebCrypto, which is Node's under another name.
-const engine = new pkijs.CryptoEngine({ name: 'strongroom-cloud1-auth', crypto: webcrypto as unknown as EngineCrypto });
+type EngineCrypto = ConstructorParameters<typeof Pkijs.CryptoEngine>[0]['crypto'];
+
+// pkijs is loaded for the first PKCS#7 document, not when a server starts.
+let loaded: { pkijs: typeof Pkijs; engine: Pkijs.CryptoEngine } | undefined;
+function pkijsWithEngine(): { pkijs: typeof Pkijs; engine: Pkijs.CryptoEngine } {
+  if (!loaded) {
+    const pkijs = require('pkijs') as typeof Pkijs;
+    // pkijs types its engine with the DOM's WebCrypto, which is Node's under another name.
+    loaded = { pkijs, engine: new pkijs.CryptoEngine({ name: 'strongroom-cloud1-auth', crypto: webcrypto as unknown as EngineCrypto }) };
+  }
+  return loaded;
+}
 
 const OID_SIGNED_DATA = '1.2.840.113549.1.7.2';
 
@@ -58,7 +67,8 @@ export function parseDocument(field: string, bytes: Buffer): IdentityDocument {
 /** The document inside a PKCS#7 signature, once one of `certificates` verifies it. */
 export async function documentFromPkcs7(pkcs7: string, certificates: readonly VerifyingCertificate[]): Promise<IdentityDocument> {
   const der = decodeBase64('pkcs7', pkcs7);
-  let signedData: pkijs.SignedData;
+  const { pkijs, engine } = pkijsWithEngine();
+  let signedData: Pkijs.SignedData;
   try {
     const asn = asn1js.fromBER(toArrayBuffer(der));
     if (asn.offset === -1) throw new Error(asn.result.error);

@@ -3,17 +3,23 @@
  * clients pointed at the configured endpoints. Clients are made per operation and destroyed
  * after it, so a changed config/client takes effect on the next call.
  */
-import { DescribeInstancesCommand, EC2Client, type Instance } from '@aws-sdk/client-ec2';
-import {
-  CreateAccessKeyCommand, DeleteAccessKeyCommand, GetInstanceProfileCommand, GetRoleCommand, GetUserCommand, IAMClient,
-  ListAccessKeysCommand,
-} from '@aws-sdk/client-iam';
-import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
+import type * as Ec2 from '@aws-sdk/client-ec2';
+import type * as Iam from '@aws-sdk/client-iam';
+import type * as Sts from '@aws-sdk/client-sts';
 import { credentialChain, ProviderError, type CredentialProvider } from '@strongroom/cloud1-client';
 import { BadRequestError, getJson, type LogicalStorage } from '@strongroom/core';
 import type { Cloud1Context } from './context';
 import type { ClientConfig } from './path-config-client';
 import { KEYS } from './storage-keys';
+
+// The SDKs are loaded on the first call to the provider, not when a server starts: most servers
+// never make one, and loading them is a good part of a start's time.
+let ec2Module: typeof Ec2 | undefined;
+let iamModule: typeof Iam | undefined;
+let stsModule: typeof Sts | undefined;
+const ec2Sdk = (): typeof Ec2 => (ec2Module ??= require('@aws-sdk/client-ec2') as typeof Ec2);
+const iamSdk = (): typeof Iam => (iamModule ??= require('@aws-sdk/client-iam') as typeof Iam);
+const stsSdk = (): typeof Sts => (stsModule ??= require('@aws-sdk/client-sts') as typeof Sts);
 
 export interface Credentials {
   accessKeyId: string;
@@ -58,7 +64,7 @@ export class Provider {
     if (!sts) return this.base(config);
     const client = this.stsClient(config);
     try {
-      const out = await client.send(new AssumeRoleCommand({ RoleArn: sts.stsRole, RoleSessionName: 'strongroom-cloud1-auth', DurationSeconds: 900 }));
+      const out = await client.send(new (stsSdk().AssumeRoleCommand)({ RoleArn: sts.stsRole, RoleSessionName: 'strongroom-cloud1-auth', DurationSeconds: 900 }));
       const c = out.Credentials;
       if (!c?.AccessKeyId || !c.SecretAccessKey) throw new Error('STS returned no credentials');
       return { accessKeyId: c.AccessKeyId, secretAccessKey: c.SecretAccessKey, ...(c.SessionToken ? { sessionToken: c.SessionToken } : {}) };
@@ -69,26 +75,26 @@ export class Provider {
     }
   }
 
-  private stsClient(config: ClientConfig, credentials?: Credentials): STSClient {
-    return new STSClient({
+  private stsClient(config: ClientConfig, credentials?: Credentials): Sts.STSClient {
+    return new (stsSdk().STSClient)({
       ...this.common(config, config.stsRegion || this.defaultRegion(), credentials ?? this.base(config)),
       ...(config.stsEndpoint ? { endpoint: config.stsEndpoint } : {}),
     });
   }
 
-  private iamClient(config: ClientConfig, credentials: Credentials | CredentialProvider): IAMClient {
-    return new IAMClient({
+  private iamClient(config: ClientConfig, credentials: Credentials | CredentialProvider): Iam.IAMClient {
+    return new (iamSdk().IAMClient)({
       ...this.common(config, this.defaultRegion(), credentials),
       ...(config.iamEndpoint ? { endpoint: config.iamEndpoint } : {}),
     });
   }
 
   /** One instance as the compute API describes it, in `region` of `accountId`; null when unknown. */
-  async describeInstance(storage: LogicalStorage, config: ClientConfig, accountId: string, region: string, instanceId: string): Promise<Instance | null> {
+  async describeInstance(storage: LogicalStorage, config: ClientConfig, accountId: string, region: string, instanceId: string): Promise<Ec2.Instance | null> {
     const credentials = await this.credentialsFor(storage, config, accountId);
-    const client = new EC2Client({ ...this.common(config, region, credentials), ...(config.endpoint ? { endpoint: config.endpoint } : {}) });
+    const client = new (ec2Sdk().EC2Client)({ ...this.common(config, region, credentials), ...(config.endpoint ? { endpoint: config.endpoint } : {}) });
     try {
-      const out = await client.send(new DescribeInstancesCommand({ InstanceIds: [instanceId] }));
+      const out = await client.send(new (ec2Sdk().DescribeInstancesCommand)({ InstanceIds: [instanceId] }));
       return out.Reservations?.[0]?.Instances?.[0] ?? null;
     } catch (err) {
       if ((err as { name?: string }).name === 'InvalidInstanceID.NotFound') return null;
@@ -102,7 +108,7 @@ export class Provider {
   async instanceProfileRoleArn(storage: LogicalStorage, config: ClientConfig, accountId: string, profileName: string): Promise<string | undefined> {
     const client = this.iamClient(config, await this.credentialsFor(storage, config, accountId));
     try {
-      const out = await client.send(new GetInstanceProfileCommand({ InstanceProfileName: profileName }));
+      const out = await client.send(new (iamSdk().GetInstanceProfileCommand)({ InstanceProfileName: profileName }));
       return out.InstanceProfile?.Roles?.[0]?.Arn;
     } catch (err) {
       throw new ProviderError(`reading instance profile ${profileName}`, err);
@@ -118,11 +124,11 @@ export class Provider {
     const client = this.iamClient(config, await this.credentialsFor(storage, config, accountId));
     try {
       if (type === 'user') {
-        const out = await client.send(new GetUserCommand({ UserName: name }));
+        const out = await client.send(new (iamSdk().GetUserCommand)({ UserName: name }));
         if (!out.User?.UserId || !out.User.Arn) throw new Error('no user in the answer');
         return { uniqueId: out.User.UserId, arn: out.User.Arn };
       }
-      const out = await client.send(new GetRoleCommand({ RoleName: name }));
+      const out = await client.send(new (iamSdk().GetRoleCommand)({ RoleName: name }));
       if (!out.Role?.RoleId || !out.Role.Arn) throw new Error('no role in the answer');
       return { uniqueId: out.Role.RoleId, arn: out.Role.Arn };
     } catch (err) {
@@ -143,9 +149,9 @@ export class Provider {
     let created: Credentials;
     let userName: string | undefined;
     try {
-      const user = await client.send(new GetUserCommand({}));
+      const user = await client.send(new (iamSdk().GetUserCommand)({}));
       userName = user.User?.UserName;
-      const keys = await client.send(new ListAccessKeysCommand(userName ? { UserName: userName } : {}));
+      const keys = await client.send(new (iamSdk().ListAccessKeysCommand)(userName ? { UserName: userName } : {}));
       const others = (keys.AccessKeyMetadata ?? []).filter((k) => k.AccessKeyId !== config.accessKey);
       if (others.length > 0) {
         throw new BadRequestError(
@@ -153,7 +159,7 @@ export class Provider {
           + 'delete it first, so the rotation leaves a single key',
         );
       }
-      const out = await client.send(new CreateAccessKeyCommand(userName ? { UserName: userName } : {}));
+      const out = await client.send(new (iamSdk().CreateAccessKeyCommand)(userName ? { UserName: userName } : {}));
       if (!out.AccessKey?.AccessKeyId || !out.AccessKey.SecretAccessKey) throw new Error('no access key in the answer');
       created = { accessKeyId: out.AccessKey.AccessKeyId, secretAccessKey: out.AccessKey.SecretAccessKey };
     } catch (err) {
@@ -169,9 +175,9 @@ export class Provider {
   async deleteAccessKey(config: ClientConfig, credentials: Credentials, oldKeyId: string): Promise<void> {
     const client = this.iamClient(config, credentials);
     try {
-      const user = await client.send(new GetUserCommand({}));
+      const user = await client.send(new (iamSdk().GetUserCommand)({}));
       const userName = user.User?.UserName;
-      await client.send(new DeleteAccessKeyCommand({ AccessKeyId: oldKeyId, ...(userName ? { UserName: userName } : {}) }));
+      await client.send(new (iamSdk().DeleteAccessKeyCommand)({ AccessKeyId: oldKeyId, ...(userName ? { UserName: userName } : {}) }));
     } catch (err) {
       throw new ProviderError(`deleting the old access key ${oldKeyId}`, err);
     } finally {

@@ -4,19 +4,18 @@
  * it, so a changed config/root takes effect on the next call. Messages name the call that failed
  * and the provider's error, never a secret.
  */
-import {
-  AddUserToGroupCommand, AttachUserPolicyCommand, CreateAccessKeyCommand, CreateUserCommand, DeleteAccessKeyCommand,
-  DeleteUserCommand, DeleteUserPolicyCommand, DetachUserPolicyCommand, GetGroupPolicyCommand, GetUserCommand, IAMClient,
-  ListAccessKeysCommand, ListAttachedGroupPoliciesCommand, ListAttachedUserPoliciesCommand, ListGroupPoliciesCommand,
-  ListGroupsForUserCommand, ListUserPoliciesCommand, PutUserPolicyCommand, RemoveUserFromGroupCommand,
-} from '@aws-sdk/client-iam';
-import {
-  AssumeRoleCommand, GetFederationTokenCommand, GetSessionTokenCommand, STSClient, type Credentials as StsCredentials,
-} from '@aws-sdk/client-sts';
+import type * as Iam from '@aws-sdk/client-iam';
+import type * as Sts from '@aws-sdk/client-sts';
 import { credentialChain, ProviderError, type CredentialProvider } from '@strongroom/cloud1-client';
 import { BadRequestError, StrongroomError } from '@strongroom/core';
 import type { Cloud1SecretsOptions } from './context';
 import type { RootConfig } from './path-config-root';
+
+// The SDKs are loaded on the first call to the provider, not when a server starts.
+let iamModule: typeof Iam | undefined;
+let stsModule: typeof Sts | undefined;
+const iamSdk = (): typeof Iam => (iamModule ??= require('@aws-sdk/client-iam') as typeof Iam);
+const stsSdk = (): typeof Sts => (stsModule ??= require('@aws-sdk/client-sts') as typeof Sts);
 
 export interface Credentials {
   accessKeyId: string;
@@ -58,7 +57,7 @@ export function effectiveRegion(config: RootConfig, env: NodeJS.ProcessEnv): str
   return config.region || env['CLOUD1_REGION'] || env['CLOUD1_DEFAULT_REGION'] || 'us-east-1';
 }
 
-function stsResult(c: StsCredentials | undefined, arn: string | undefined): StsResult {
+function stsResult(c: Sts.Credentials | undefined, arn: string | undefined): StsResult {
   if (!c?.AccessKeyId || !c.SecretAccessKey || !c.SessionToken) throw new Error('STS answered without credentials');
   return {
     accessKeyId: c.AccessKeyId, secretAccessKey: c.SecretAccessKey, sessionToken: c.SessionToken, ...(arn ? { arn } : {}),
@@ -103,12 +102,12 @@ export class Provider {
     };
   }
 
-  private iam(config: RootConfig, credentials?: Credentials): IAMClient {
-    return new IAMClient({ ...this.common(config, credentials), ...(config.iamEndpoint ? { endpoint: config.iamEndpoint } : {}) });
+  private iam(config: RootConfig, credentials?: Credentials): Iam.IAMClient {
+    return new (iamSdk().IAMClient)({ ...this.common(config, credentials), ...(config.iamEndpoint ? { endpoint: config.iamEndpoint } : {}) });
   }
 
-  private sts(config: RootConfig): STSClient {
-    return new STSClient({ ...this.common(config), ...(config.stsEndpoint ? { endpoint: config.stsEndpoint } : {}) });
+  private sts(config: RootConfig): Sts.STSClient {
+    return new (stsSdk().STSClient)({ ...this.common(config), ...(config.stsEndpoint ? { endpoint: config.stsEndpoint } : {}) });
   }
 
   /** Runs `fn` with a client, destroys it, and names `action` in any provider failure. */
@@ -136,18 +135,18 @@ export class Provider {
   createUser(config: RootConfig, user: NewUser, userCreated: () => Promise<void>): Promise<Credentials> {
     return this.using(this.iam(config), `creating IAM user ${user.userName}`, async (iam) => {
       const tags = Object.entries(user.tags).map(([Key, Value]) => ({ Key, Value }));
-      await iam.send(new CreateUserCommand({
+      await iam.send(new (iamSdk().CreateUserCommand)({
         UserName: user.userName, Path: user.path,
         ...(user.permissionsBoundaryArn ? { PermissionsBoundary: user.permissionsBoundaryArn } : {}),
         ...(tags.length > 0 ? { Tags: tags } : {}),
       }));
       await userCreated();
-      for (const group of user.groups) await iam.send(new AddUserToGroupCommand({ GroupName: group, UserName: user.userName }));
-      for (const arn of user.policyArns) await iam.send(new AttachUserPolicyCommand({ UserName: user.userName, PolicyArn: arn }));
+      for (const group of user.groups) await iam.send(new (iamSdk().AddUserToGroupCommand)({ GroupName: group, UserName: user.userName }));
+      for (const arn of user.policyArns) await iam.send(new (iamSdk().AttachUserPolicyCommand)({ UserName: user.userName, PolicyArn: arn }));
       if (user.policyDocument !== '') {
-        await iam.send(new PutUserPolicyCommand({ UserName: user.userName, PolicyName: user.policyName, PolicyDocument: user.policyDocument }));
+        await iam.send(new (iamSdk().PutUserPolicyCommand)({ UserName: user.userName, PolicyName: user.policyName, PolicyDocument: user.policyDocument }));
       }
-      const out = await iam.send(new CreateAccessKeyCommand({ UserName: user.userName }));
+      const out = await iam.send(new (iamSdk().CreateAccessKeyCommand)({ UserName: user.userName }));
       if (!out.AccessKey?.AccessKeyId || !out.AccessKey.SecretAccessKey) throw new Error('no access key in the answer');
       return { accessKeyId: out.AccessKey.AccessKeyId, secretAccessKey: out.AccessKey.SecretAccessKey };
     });
@@ -183,23 +182,23 @@ export class Provider {
       };
       try {
         for (const key of (await step(() => this.keysOf(iam, userName), false)) ?? []) {
-          await step(() => iam.send(new DeleteAccessKeyCommand({ UserName: userName, AccessKeyId: key.accessKeyId })), true);
+          await step(() => iam.send(new (iamSdk().DeleteAccessKeyCommand)({ UserName: userName, AccessKeyId: key.accessKeyId })), true);
         }
-        const inline = await step(() => pages((Marker) => iam.send(new ListUserPoliciesCommand({ UserName: userName, Marker })), (o) => o.PolicyNames), false);
+        const inline = await step(() => pages((Marker) => iam.send(new (iamSdk().ListUserPoliciesCommand)({ UserName: userName, Marker })), (o) => o.PolicyNames), false);
         for (const name of inline ?? []) {
-          await step(() => iam.send(new DeleteUserPolicyCommand({ UserName: userName, PolicyName: name })), true);
+          await step(() => iam.send(new (iamSdk().DeleteUserPolicyCommand)({ UserName: userName, PolicyName: name })), true);
         }
-        const attached = await step(() => pages((Marker) => iam.send(new ListAttachedUserPoliciesCommand({ UserName: userName, Marker })), (o) => o.AttachedPolicies), false);
+        const attached = await step(() => pages((Marker) => iam.send(new (iamSdk().ListAttachedUserPoliciesCommand)({ UserName: userName, Marker })), (o) => o.AttachedPolicies), false);
         for (const policy of attached ?? []) {
           const arn = policy.PolicyArn;
-          if (arn) await step(() => iam.send(new DetachUserPolicyCommand({ UserName: userName, PolicyArn: arn })), true);
+          if (arn) await step(() => iam.send(new (iamSdk().DetachUserPolicyCommand)({ UserName: userName, PolicyArn: arn })), true);
         }
-        const groups = await step(() => pages((Marker) => iam.send(new ListGroupsForUserCommand({ UserName: userName, Marker })), (o) => o.Groups), false);
+        const groups = await step(() => pages((Marker) => iam.send(new (iamSdk().ListGroupsForUserCommand)({ UserName: userName, Marker })), (o) => o.Groups), false);
         for (const group of groups ?? []) {
           const name = group.GroupName;
-          if (name) await step(() => iam.send(new RemoveUserFromGroupCommand({ UserName: userName, GroupName: name })), true);
+          if (name) await step(() => iam.send(new (iamSdk().RemoveUserFromGroupCommand)({ UserName: userName, GroupName: name })), true);
         }
-        await step(() => iam.send(new DeleteUserCommand({ UserName: userName })), false);
+        await step(() => iam.send(new (iamSdk().DeleteUserCommand)({ UserName: userName })), false);
       } catch (err) {
         if (err === USER_GONE) return;
         throw err;
@@ -215,13 +214,13 @@ export class Provider {
     return this.using(this.iam(config), 'reading the policies of iam_groups', async (iam) => {
       const out: SessionPolicies[] = [];
       for (const group of groups) {
-        const names = await pages((Marker) => iam.send(new ListGroupPoliciesCommand({ GroupName: group, Marker })), (o) => o.PolicyNames);
+        const names = await pages((Marker) => iam.send(new (iamSdk().ListGroupPoliciesCommand)({ GroupName: group, Marker })), (o) => o.PolicyNames);
         for (const name of names) {
-          const doc = await iam.send(new GetGroupPolicyCommand({ GroupName: group, PolicyName: name }));
+          const doc = await iam.send(new (iamSdk().GetGroupPolicyCommand)({ GroupName: group, PolicyName: name }));
           // The provider answers policy documents URL-encoded.
           if (doc.PolicyDocument) out.push({ policyDocument: decodeURIComponent(doc.PolicyDocument), policyArns: [] });
         }
-        const attached = await pages((Marker) => iam.send(new ListAttachedGroupPoliciesCommand({ GroupName: group, Marker })), (o) => o.AttachedPolicies);
+        const attached = await pages((Marker) => iam.send(new (iamSdk().ListAttachedGroupPoliciesCommand)({ GroupName: group, Marker })), (o) => o.AttachedPolicies);
         out.push({ policyDocument: '', policyArns: attached.flatMap((p) => (p.PolicyArn ? [p.PolicyArn] : [])) });
       }
       return out;
@@ -230,7 +229,7 @@ export class Provider {
 
   assumeRole(config: RootConfig, input: { roleArn: string; sessionName: string; ttl: number } & SessionPolicies): Promise<StsResult> {
     return this.using(this.sts(config), `assuming role ${input.roleArn}`, async (sts) => {
-      const out = await sts.send(new AssumeRoleCommand({
+      const out = await sts.send(new (stsSdk().AssumeRoleCommand)({
         RoleArn: input.roleArn, RoleSessionName: input.sessionName, DurationSeconds: input.ttl,
         ...(input.policyDocument ? { Policy: input.policyDocument } : {}),
         ...(input.policyArns.length > 0 ? { PolicyArns: input.policyArns.map((arn) => ({ arn })) } : {}),
@@ -241,7 +240,7 @@ export class Provider {
 
   federationToken(config: RootConfig, input: { name: string; ttl: number } & SessionPolicies): Promise<StsResult> {
     return this.using(this.sts(config), `getting a federation token for ${input.name}`, async (sts) => {
-      const out = await sts.send(new GetFederationTokenCommand({
+      const out = await sts.send(new (stsSdk().GetFederationTokenCommand)({
         Name: input.name, DurationSeconds: input.ttl,
         ...(input.policyDocument ? { Policy: input.policyDocument } : {}),
         ...(input.policyArns.length > 0 ? { PolicyArns: input.policyArns.map((arn) => ({ arn })) } : {}),
@@ -252,7 +251,7 @@ export class Provider {
 
   sessionToken(config: RootConfig, input: { ttl: number; serialNumber?: string; tokenCode?: string }): Promise<StsResult> {
     return this.using(this.sts(config), 'getting a session token', async (sts) => {
-      const out = await sts.send(new GetSessionTokenCommand({
+      const out = await sts.send(new (stsSdk().GetSessionTokenCommand)({
         DurationSeconds: input.ttl,
         ...(input.serialNumber ? { SerialNumber: input.serialNumber, TokenCode: input.tokenCode } : {}),
       }));
@@ -262,8 +261,8 @@ export class Provider {
 
   // --- access keys of existing users (static roles, rotate-root) ---------------------------------
 
-  private async keysOf(iam: IAMClient, userName: string | undefined): Promise<AccessKeyInfo[]> {
-    const keys = await pages((Marker) => iam.send(new ListAccessKeysCommand({ ...(userName ? { UserName: userName } : {}), Marker })), (o) => o.AccessKeyMetadata);
+  private async keysOf(iam: Iam.IAMClient, userName: string | undefined): Promise<AccessKeyInfo[]> {
+    const keys = await pages((Marker) => iam.send(new (iamSdk().ListAccessKeysCommand)({ ...(userName ? { UserName: userName } : {}), Marker })), (o) => o.AccessKeyMetadata);
     return keys.flatMap((k) => (k.AccessKeyId ? [{ accessKeyId: k.AccessKeyId, created: k.CreateDate?.getTime() ?? 0 }] : []));
   }
 
@@ -272,9 +271,9 @@ export class Provider {
     return this.using(this.iam(config), `looking up IAM user ${userName}`, (iam) => this.userPresent(iam, userName));
   }
 
-  private async userPresent(iam: IAMClient, userName: string): Promise<boolean> {
+  private async userPresent(iam: Iam.IAMClient, userName: string): Promise<boolean> {
     try {
-      await iam.send(new GetUserCommand({ UserName: userName }));
+      await iam.send(new (iamSdk().GetUserCommand)({ UserName: userName }));
       return true;
     } catch (err) {
       if (isNoSuchEntity(err)) return false;
@@ -293,7 +292,7 @@ export class Provider {
 
   createAccessKey(config: RootConfig, userName: string): Promise<Credentials> {
     return this.using(this.iam(config), `creating an access key for ${userName}`, async (iam) => {
-      const out = await iam.send(new CreateAccessKeyCommand({ UserName: userName }));
+      const out = await iam.send(new (iamSdk().CreateAccessKeyCommand)({ UserName: userName }));
       if (!out.AccessKey?.AccessKeyId || !out.AccessKey.SecretAccessKey) throw new Error('no access key in the answer');
       return { accessKeyId: out.AccessKey.AccessKeyId, secretAccessKey: out.AccessKey.SecretAccessKey };
     });
@@ -303,7 +302,7 @@ export class Provider {
   deleteAccessKey(config: RootConfig, userName: string, accessKeyId: string): Promise<void> {
     return this.using(this.iam(config), `deleting access key ${accessKeyId} of ${userName}`, async (iam) => {
       try {
-        await iam.send(new DeleteAccessKeyCommand({ UserName: userName, AccessKeyId: accessKeyId }));
+        await iam.send(new (iamSdk().DeleteAccessKeyCommand)({ UserName: userName, AccessKeyId: accessKeyId }));
       } catch (err) {
         if (!isNoSuchEntity(err)) throw err;
       }
@@ -317,7 +316,7 @@ export class Provider {
   createRootKey(config: RootConfig): Promise<{ credentials: Credentials; userName: string | undefined }> {
     const old: Credentials = { accessKeyId: config.accessKey, secretAccessKey: config.secretKey };
     return this.using(this.iam(config, old), 'creating a new root access key', async (iam) => {
-      const user = await iam.send(new GetUserCommand({}));
+      const user = await iam.send(new (iamSdk().GetUserCommand)({}));
       const userName = user.User?.UserName;
       const others = (await this.keysOf(iam, userName)).filter((k) => k.accessKeyId !== config.accessKey);
       if (others.length > 0) {
@@ -326,7 +325,7 @@ export class Provider {
           + 'delete it first, so the rotation leaves a single key',
         );
       }
-      const out = await iam.send(new CreateAccessKeyCommand(userName ? { UserName: userName } : {}));
+      const out = await iam.send(new (iamSdk().CreateAccessKeyCommand)(userName ? { UserName: userName } : {}));
       if (!out.AccessKey?.AccessKeyId || !out.AccessKey.SecretAccessKey) throw new Error('no access key in the answer');
       return { credentials: { accessKeyId: out.AccessKey.AccessKeyId, secretAccessKey: out.AccessKey.SecretAccessKey }, userName };
     });
@@ -335,7 +334,7 @@ export class Provider {
   /** Deletes the old root key, signing with the new one (which proves the new key works). */
   deleteRootKey(config: RootConfig, credentials: Credentials, userName: string | undefined, oldKeyId: string): Promise<void> {
     return this.using(this.iam(config, credentials), `deleting the old root access key ${oldKeyId}`, async (iam) => {
-      await iam.send(new DeleteAccessKeyCommand({ AccessKeyId: oldKeyId, ...(userName ? { UserName: userName } : {}) }));
+      await iam.send(new (iamSdk().DeleteAccessKeyCommand)({ AccessKeyId: oldKeyId, ...(userName ? { UserName: userName } : {}) }));
     });
   }
 }

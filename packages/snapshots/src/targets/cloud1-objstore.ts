@@ -1,8 +1,15 @@
-import { DeleteObjectCommand, ListObjectsV2Command, S3Client, type PutObjectCommandInput } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
+import type * as S3 from '@aws-sdk/client-s3';
+import type * as S3Upload from '@aws-sdk/lib-storage';
 import type { Readable } from 'node:stream';
 import { endpointUrl, type Cloud1Settings } from '../config';
 import { counted, objectKey, type SnapshotTarget, type StoredSnapshot } from './target';
+
+// The SDKs are loaded when a snapshot first goes to this kind of target, not when a server
+// starts: most servers never use it, and loading them is a good part of a start's time.
+let s3Module: typeof S3 | undefined;
+let s3UploadModule: typeof S3Upload | undefined;
+const s3 = (): typeof S3 => (s3Module ??= require('@aws-sdk/client-s3') as typeof S3);
+const s3Upload = (): typeof S3Upload => (s3UploadModule ??= require('@aws-sdk/lib-storage') as typeof S3Upload);
 
 /** Multipart parts of 8 MiB, two in flight: memory stays bounded whatever the snapshot's size. */
 const PART_SIZE = 8 * 1024 * 1024;
@@ -13,11 +20,12 @@ const QUEUE_SIZE = 2;
  * exists only once the upload completes, and a failed one is aborted so no parts linger.
  */
 export class Cloud1ObjstoreTarget implements SnapshotTarget {
-  private readonly client: S3Client;
+  private readonly client: S3.S3Client;
   private readonly base: string;
 
   constructor(private readonly prefix: string, private readonly filePrefix: string, private readonly s: Cloud1Settings) {
     const endpoint = s.cloud1_objstore_endpoint ? endpointUrl(s.cloud1_objstore_endpoint, s.cloud1_objstore_disable_tls) : undefined;
+    const { S3Client } = s3();
     this.client = new S3Client({
       region: s.cloud1_objstore_region,
       forcePathStyle: s.cloud1_objstore_force_path_style,
@@ -44,7 +52,7 @@ export class Cloud1ObjstoreTarget implements SnapshotTarget {
 
   async write(name: string, data: Readable, signal: AbortSignal): Promise<number> {
     const counter = counted(data);
-    const params: PutObjectCommandInput = {
+    const params: S3.PutObjectCommandInput = {
       Bucket: this.s.cloud1_objstore_bucket, Key: objectKey(this.prefix, name), Body: counter,
       ContentType: 'application/octet-stream',
     };
@@ -53,6 +61,7 @@ export class Cloud1ObjstoreTarget implements SnapshotTarget {
       params.ServerSideEncryption = 'aws:kms';
       if (this.s.cloud1_objstore_kms_key) params.SSEKMSKeyId = this.s.cloud1_objstore_kms_key;
     }
+    const { Upload } = s3Upload();
     const upload = new Upload({ client: this.client, params, partSize: PART_SIZE, queueSize: QUEUE_SIZE, leavePartsOnError: false });
     // Failing the body, rather than Upload.abort(), is what makes the SDK abort the multipart
     // upload before done() settles: abort() settles at once and leaves the upload open.
@@ -75,7 +84,7 @@ export class Cloud1ObjstoreTarget implements SnapshotTarget {
     const out: StoredSnapshot[] = [];
     let token: string | undefined;
     do {
-      const page = await this.client.send(new ListObjectsV2Command({
+      const page = await this.client.send(new (s3().ListObjectsV2Command)({
         Bucket: this.s.cloud1_objstore_bucket, Prefix: dir + this.filePrefix, ...(token ? { ContinuationToken: token } : {}),
       }));
       for (const o of page.Contents ?? []) {
@@ -87,7 +96,7 @@ export class Cloud1ObjstoreTarget implements SnapshotTarget {
   }
 
   async remove(name: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.s.cloud1_objstore_bucket, Key: objectKey(this.prefix, name) }));
+    await this.client.send(new (s3().DeleteObjectCommand)({ Bucket: this.s.cloud1_objstore_bucket, Key: objectKey(this.prefix, name) }));
   }
 
   close(): void {

@@ -1,7 +1,11 @@
-import { BlobServiceClient, StorageSharedKeyCredential, type ContainerClient } from '@azure/storage-blob';
+import type * as AzureBlob from '@azure/storage-blob';
 import type { Readable } from 'node:stream';
 import { CLOUD2_ENVIRONMENTS, endpointUrl, type Cloud2Settings } from '../config';
 import { counted, objectKey, type SnapshotTarget, type StoredSnapshot } from './target';
+
+// Loaded when a snapshot first goes to this kind of target, not when a server starts.
+let blobModule: typeof AzureBlob | undefined;
+const blob = (): typeof AzureBlob => (blobModule ??= require('@azure/storage-blob') as typeof AzureBlob);
 
 /** Blocks of 4 MiB, two in flight: memory stays bounded whatever the snapshot's size. */
 const BLOCK_SIZE = 4 * 1024 * 1024;
@@ -12,12 +16,13 @@ const CONCURRENCY = 2;
  * block list is committed at the end, so a failed upload never shows as a blob.
  */
 export class Cloud2BlobTarget implements SnapshotTarget {
-  private readonly container: ContainerClient;
+  private readonly container: AzureBlob.ContainerClient;
 
   constructor(private readonly prefix: string, private readonly filePrefix: string, s: Cloud2Settings) {
     const service = s.cloud2_endpoint
       ? endpointUrl(s.cloud2_endpoint, false)
       : `https://${s.cloud2_account_name}.${CLOUD2_ENVIRONMENTS[s.cloud2_blob_environment ?? 'AzurePublicCloud']}`;
+    const { BlobServiceClient, StorageSharedKeyCredential } = blob();
     const client = new BlobServiceClient(service, new StorageSharedKeyCredential(s.cloud2_account_name, s.cloud2_account_key), {
       retryOptions: { maxTries: 3 },
     });

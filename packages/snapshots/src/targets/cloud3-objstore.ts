@@ -1,8 +1,12 @@
-import { Storage, type Bucket } from '@google-cloud/storage';
+import type * as Gcs from '@google-cloud/storage';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { endpointUrl, type Cloud3Settings } from '../config';
 import { ByteCounter, objectKey, type SnapshotTarget, type StoredSnapshot } from './target';
+
+// Loaded when a snapshot first goes to this kind of target, not when a server starts.
+let gcsModule: typeof Gcs | undefined;
+const gcs = (): typeof Gcs => (gcsModule ??= require('@google-cloud/storage') as typeof Gcs);
 
 /** Resumable upload in 8 MiB chunks: bounded memory, and a failed chunk is retried alone. */
 const CHUNK_SIZE = 8 * 1024 * 1024;
@@ -12,13 +16,14 @@ const CHUNK_SIZE = 8 * 1024 * 1024;
  * only when the last chunk is accepted, so an interrupted upload leaves no object.
  */
 export class Cloud3ObjstoreTarget implements SnapshotTarget {
-  private readonly bucket: Bucket;
+  private readonly bucket: Gcs.Bucket;
   private readonly base: string;
 
   constructor(private readonly prefix: string, private readonly filePrefix: string, s: Cloud3Settings) {
     const endpoint = s.cloud3_endpoint ? endpointUrl(s.cloud3_endpoint, s.cloud3_disable_tls).replace(/\/+$/, '') : undefined;
     const key = s.cloud3_service_account_key ? (JSON.parse(s.cloud3_service_account_key) as Record<string, string>) : undefined;
     // Without a key, the SDK's own chain applies (GOOGLE_APPLICATION_CREDENTIALS and the like).
+    const { Storage } = gcs();
     const storage = new Storage({
       ...(endpoint ? { apiEndpoint: endpoint } : {}),
       ...(key ? { credentials: { client_email: key['client_email'], private_key: key['private_key'] } } : {}),

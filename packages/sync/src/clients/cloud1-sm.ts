@@ -1,9 +1,11 @@
-import {
-  CreateSecretCommand, DeleteSecretCommand, GetSecretValueCommand, PutSecretValueCommand, SecretsManagerClient, type SecretsManagerClientConfig,
-} from '@aws-sdk/client-secrets-manager';
+import type * as SecretsManager from '@aws-sdk/client-secrets-manager';
 import type { Destination } from '../destination';
 import type { SyncSettings } from '../destination-types';
 import { DestinationError, MISSING, statusOf, type DestinationClient } from './destination-client';
+
+// The SDK is loaded when a destination of this type is first used, not when a server starts.
+let sdkModule: typeof SecretsManager | undefined;
+const sdk = (): typeof SecretsManager => (sdkModule ??= require('@aws-sdk/client-secrets-manager') as typeof SecretsManager);
 
 /** The tag that tells a reader of the cloud secret who writes it. */
 export const MANAGED_TAG = 'strongroom-managed';
@@ -25,7 +27,8 @@ function failure(err: unknown): DestinationError {
  */
 export function cloud1SmClient(d: Destination, settings: SyncSettings): DestinationClient {
   const c = d.connection as { access_key_id?: string; secret_access_key?: string; region?: string };
-  const config: SecretsManagerClientConfig = {
+  const { CreateSecretCommand, DeleteSecretCommand, GetSecretValueCommand, PutSecretValueCommand, SecretsManagerClient } = sdk();
+  const config: SecretsManager.SecretsManagerClientConfig = {
     region: c.region || settings.cloud1Region || 'us-east-1',
     // The queue retries with its own backoff; the SDK's retries would multiply the attempts.
     maxAttempts: 1,

@@ -1,18 +1,25 @@
 import { Agent } from 'node:https';
 import { rootCertificates } from 'node:tls';
-import { AzureAuthorityHosts, ClientSecretCredential } from '@azure/identity';
-import { SecretClient, type SecretClientOptions } from '@azure/keyvault-secrets';
+import type * as AzureIdentity from '@azure/identity';
+import type * as KeyVault from '@azure/keyvault-secrets';
 import type { Destination } from '../destination';
 import type { SyncSettings } from '../destination-types';
 import { MANAGED_TAG } from './cloud1-sm';
 import { DestinationError, MISSING, statusOf, type DestinationClient } from './destination-client';
 
-/** The token endpoint of each `cloud` a destination may name. */
-const AUTHORITIES: Record<string, string> = {
-  cloud: AzureAuthorityHosts.AzurePublicCloud,
-  china: AzureAuthorityHosts.AzureChina,
-  usgovernment: AzureAuthorityHosts.AzureGovernment,
-};
+// The SDKs are loaded when a destination of this type is first used, not when a server starts.
+let identityModule: typeof AzureIdentity | undefined;
+let keyVaultModule: typeof KeyVault | undefined;
+const identity = (): typeof AzureIdentity => (identityModule ??= require('@azure/identity') as typeof AzureIdentity);
+const keyVault = (): typeof KeyVault => (keyVaultModule ??= require('@azure/keyvault-secrets') as typeof KeyVault);
+
+/** The token endpoint of a `cloud` a destination names: the public cloud's for one it does not. */
+function authority(cloud: string | undefined): string {
+  const hosts = identity().AzureAuthorityHosts;
+  if (cloud === 'china') return hosts.AzureChina;
+  if (cloud === 'usgovernment') return hosts.AzureGovernment;
+  return hosts.AzurePublicCloud;
+}
 
 /** How long a soft delete may take to be reported done before the attempt fails (the queue retries). */
 const DELETE_WAIT_MS = 60_000;
@@ -36,7 +43,7 @@ function failure(err: unknown): DestinationError {
 const isNotFound = (err: unknown) => (err as AzureError).statusCode === 404;
 
 /** Makes the SDK's HTTPS requests trust the operator's extra certificate authorities as well as the system's. */
-function trustPolicies(extra: string | undefined): NonNullable<SecretClientOptions['additionalPolicies']> {
+function trustPolicies(extra: string | undefined): NonNullable<KeyVault.SecretClientOptions['additionalPolicies']> {
   if (!extra) return [];
   const agent = new Agent({ ca: [...rootCertificates, extra] });
   return [{ policy: { name: 'strongroom-extra-ca', sendRequest: (req, next) => next(Object.assign(req, { agent })) }, position: 'perCall' }];
@@ -53,13 +60,13 @@ export function cloud2KvClient(d: Destination, settings: SyncSettings): Destinat
   const vault = new URL(c.key_vault_uri).origin;
   // Only an origin the operator listed can be a vault outside the cloud's domain (an emulator, a private endpoint).
   const operatorVault = settings.cloud2KeyVaultOrigins.includes(vault);
-  const credential = new ClientSecretCredential(c.tenant_id, c.client_id, c.client_secret, {
-    authorityHost: settings.cloud2AuthorityHost ?? AUTHORITIES[c.cloud ?? 'cloud'] ?? AzureAuthorityHosts.AzurePublicCloud,
+  const credential = new (identity().ClientSecretCredential)(c.tenant_id, c.client_id, c.client_secret, {
+    authorityHost: settings.cloud2AuthorityHost ?? authority(c.cloud),
     // Instance discovery asks the public cloud which authorities it knows; an operator's authority is not one of them.
     ...(settings.cloud2AuthorityHost ? { disableInstanceDiscovery: true } : {}),
     additionalPolicies: policies,
   });
-  const client = new SecretClient(vault, credential, {
+  const client = new (keyVault().SecretClient)(vault, credential, {
     // The challenge names the vault resource of the public clouds, whose domain an operator's origin does not share.
     ...(operatorVault ? { disableChallengeResourceVerification: true } : {}),
     // The queue retries with its own backoff.

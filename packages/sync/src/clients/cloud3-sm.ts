@@ -2,11 +2,15 @@ import { sign } from 'node:crypto';
 import { isIP } from 'node:net';
 import { rootCertificates } from 'node:tls';
 import { credentials as grpcCredentials, status as grpcStatus } from '@grpc/grpc-js';
-import { SecretManagerServiceClient } from '@google-cloud/secret-manager';
+import type * as SecretManager from '@google-cloud/secret-manager';
 import type { Destination } from '../destination';
 import type { SyncSettings } from '../destination-types';
 import { MANAGED_TAG } from './cloud1-sm';
 import { DestinationError, MISSING, type DestinationClient } from './destination-client';
+
+// The SDK is loaded when a destination of this type is first used, not when a server starts.
+let secretManagerModule: typeof SecretManager | undefined;
+const secretManager = (): typeof SecretManager => (secretManagerModule ??= require('@google-cloud/secret-manager') as typeof SecretManager);
 
 interface ServiceAccount {
   client_email: string;
@@ -68,7 +72,7 @@ export function cloud3SmClient(d: Destination, settings: SyncSettings): Destinat
   const project = projectOf(account);
   const endpoint = settings.cloud3SmEndpoint;
   const plaintext = endpoint !== undefined && isLoopback(endpoint.host);
-  const client = new SecretManagerServiceClient({
+  const client = new (secretManager().SecretManagerServiceClient)({
     credentials: { client_email: account.client_email, private_key: account.private_key },
     projectId: project,
     ...(endpoint ? {

@@ -1,4 +1,4 @@
-import sodium = require('libsodium-wrappers');
+import type * as Sodium from 'libsodium-wrappers';
 import type { Destination } from '../destination';
 import type { SyncSettings } from '../destination-types';
 import { DestinationError, MISSING, statusOf, type DestinationClient } from './destination-client';
@@ -46,6 +46,8 @@ export function repohostClient(d: Destination, settings: SyncSettings): Destinat
   }
 
   async function write(name: string, value: string, fresh: boolean): Promise<{ status: number; data: unknown }> {
+    // Loaded for the first secret written, not when a server starts.
+    const sodium = require('libsodium-wrappers') as typeof Sodium;
     await sodium.ready;
     const k = await publicKey(fresh);
     let sealed: string;
