@@ -64,10 +64,10 @@ export interface DevServer {
   stop(): Promise<void>;
 }
 
-/** A dev server from the same command, ready once it prints its root token. */
-export async function startDevServer(): Promise<DevServer> {
+/** A dev server from the same command, ready once it prints its root token; `nodeArgs` go to node itself. */
+export async function startDevServer(nodeArgs: string[] = []): Promise<DevServer> {
   const port = await freePort();
-  const proc = spawn(process.execPath, [BIN, 'server', '--dev', '--listen', `127.0.0.1:${port}`, '--dev-root-token', 'root'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [...nodeArgs, BIN, 'server', '--dev', '--listen', `127.0.0.1:${port}`, '--dev-root-token', 'root'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const exited = new Promise<void>((ok) => proc.once('exit', () => ok()));
   await new Promise<void>((ok, fail) => {
