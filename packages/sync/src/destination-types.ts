@@ -259,7 +259,8 @@ export function checkConnection(type: DestinationType, c: Record<string, unknown
     }
     case 'cloud2-kv': {
       const cloud = s('cloud');
-      const suffix = CLOUD2_KEY_VAULT_SUFFIXES[cloud];
+      // Own keys only: `constructor` or `toString` is no cloud.
+      const suffix = Object.hasOwn(CLOUD2_KEY_VAULT_SUFFIXES, cloud) ? CLOUD2_KEY_VAULT_SUFFIXES[cloud] : undefined;
       if (suffix === undefined) invalid('cloud', `must be one of ${Object.keys(CLOUD2_KEY_VAULT_SUFFIXES).join(', ')}`);
       checkKeyVaultUri(s('key_vault_uri'), suffix, settings);
       if (!/^[A-Za-z0-9-]{1,128}$/.test(s('client_id'))) invalid('client_id', 'must be the application (client) ID: letters, digits and "-"');

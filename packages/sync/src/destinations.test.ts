@@ -208,6 +208,8 @@ describe('sync destinations', () => {
       ['cloud2-kv', { ...valid('cloud2-kv'), key_vault_uri: 'https://my-vault.vault.azure.net/secrets' }, 'key_vault_uri', 'a path'],
       ['cloud2-kv', { ...valid('cloud2-kv'), cloud: 'china' }, 'key_vault_uri', '.vault.azure.cn'],
       ['cloud2-kv', { ...valid('cloud2-kv'), cloud: 'moon' }, 'cloud', 'one of cloud, china, usgovernment'],
+      ['cloud2-kv', { ...valid('cloud2-kv'), cloud: 'constructor' }, 'cloud', 'one of cloud, china, usgovernment'],
+      ['cloud2-kv', { ...valid('cloud2-kv'), cloud: 'toString' }, 'cloud', 'one of cloud, china, usgovernment'],
       ['cloud2-kv', { ...valid('cloud2-kv'), client_secret: 'has a space' }, 'client_secret', 'without spaces'],
       ['repohost', { ...valid('repohost'), repository_owner: '-acme' }, 'repository_owner', 'single "-"'],
       ['repohost', { ...valid('repohost'), repository_name: '..' }, 'repository_name', 'not "." or ".."'],

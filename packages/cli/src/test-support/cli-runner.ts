@@ -67,7 +67,10 @@ export interface DevServer {
 /** A dev server from the same command, ready once it prints its root token; `nodeArgs` go to node itself. */
 export async function startDevServer(nodeArgs: string[] = []): Promise<DevServer> {
   const port = await freePort();
-  const proc = spawn(process.execPath, [...nodeArgs, BIN, 'server', '--dev', '--listen', `127.0.0.1:${port}`, '--dev-root-token', 'root'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  // As for run(): the outer environment must not configure the server under test.
+  for (const k of Object.keys(env)) if (/^(VAULT|STRONGROOM)_/.test(k)) delete env[k];
+  const proc = spawn(process.execPath, [...nodeArgs, BIN, 'server', '--dev', '--listen', `127.0.0.1:${port}`, '--dev-root-token', 'root'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const exited = new Promise<void>((ok) => proc.once('exit', () => ok()));
   await new Promise<void>((ok, fail) => {

@@ -49,8 +49,8 @@ export class Cloud2BlobTarget implements SnapshotTarget {
   async list(): Promise<StoredSnapshot[]> {
     const dir = objectKey(this.prefix, '');
     const out: StoredSnapshot[] = [];
-    for await (const blob of this.container.listBlobsFlat({ prefix: dir + this.filePrefix })) {
-      out.push({ name: blob.name.slice(dir.length), size: blob.properties.contentLength ?? 0 });
+    for await (const item of this.container.listBlobsFlat({ prefix: dir + this.filePrefix })) {
+      out.push({ name: item.name.slice(dir.length), size: item.properties.contentLength ?? 0 });
     }
     return out;
   }
