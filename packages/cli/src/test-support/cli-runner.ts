@@ -22,10 +22,15 @@ export interface RunOptions {
  * Runs the command to its end without blocking this process, so that servers the test runs in
  * this process (a TLS stand-in) can answer it.
  */
-export function run(args: string[], options: RunOptions = {}): Promise<RunResult> {
+/** This process's environment without its VAULT_/STRONGROOM_ settings: none may leak a server or token into the command under test. */
+function cleanEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  // The outer environment must not leak a server or token into the command under test.
   for (const k of Object.keys(env)) if (/^(VAULT|STRONGROOM)_/.test(k)) delete env[k];
+  return env;
+}
+
+export function run(args: string[], options: RunOptions = {}): Promise<RunResult> {
+  const env = cleanEnv();
   for (const [k, v] of Object.entries(options.env ?? {})) {
     if (v === undefined) delete env[k];
     else env[k] = v;
@@ -67,10 +72,7 @@ export interface DevServer {
 /** A dev server from the same command, ready once it prints its root token; `nodeArgs` go to node itself. */
 export async function startDevServer(nodeArgs: string[] = []): Promise<DevServer> {
   const port = await freePort();
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  // As for run(): the outer environment must not configure the server under test.
-  for (const k of Object.keys(env)) if (/^(VAULT|STRONGROOM)_/.test(k)) delete env[k];
-  const proc = spawn(process.execPath, [...nodeArgs, BIN, 'server', '--dev', '--listen', `127.0.0.1:${port}`, '--dev-root-token', 'root'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [...nodeArgs, BIN, 'server', '--dev', '--listen', `127.0.0.1:${port}`, '--dev-root-token', 'root'], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const exited = new Promise<void>((ok) => proc.once('exit', () => ok()));
   await new Promise<void>((ok, fail) => {

@@ -14,12 +14,9 @@ import { KEYS } from './storage-keys';
 
 // The SDKs are loaded on the first call to the provider, not when a server starts: most servers
 // never make one, and loading them is a good part of a start's time.
-let ec2Module: typeof Ec2 | undefined;
-let iamModule: typeof Iam | undefined;
-let stsModule: typeof Sts | undefined;
-const ec2Sdk = (): typeof Ec2 => (ec2Module ??= require('@aws-sdk/client-ec2') as typeof Ec2);
-const iamSdk = (): typeof Iam => (iamModule ??= require('@aws-sdk/client-iam') as typeof Iam);
-const stsSdk = (): typeof Sts => (stsModule ??= require('@aws-sdk/client-sts') as typeof Sts);
+const ec2Sdk = (): typeof Ec2 => require('@aws-sdk/client-ec2') as typeof Ec2;
+const iamSdk = (): typeof Iam => require('@aws-sdk/client-iam') as typeof Iam;
+const stsSdk = (): typeof Sts => require('@aws-sdk/client-sts') as typeof Sts;
 
 export interface Credentials {
   accessKeyId: string;

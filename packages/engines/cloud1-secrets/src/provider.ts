@@ -12,10 +12,8 @@ import type { Cloud1SecretsOptions } from './context';
 import type { RootConfig } from './path-config-root';
 
 // The SDKs are loaded on the first call to the provider, not when a server starts.
-let iamModule: typeof Iam | undefined;
-let stsModule: typeof Sts | undefined;
-const iamSdk = (): typeof Iam => (iamModule ??= require('@aws-sdk/client-iam') as typeof Iam);
-const stsSdk = (): typeof Sts => (stsModule ??= require('@aws-sdk/client-sts') as typeof Sts);
+const iamSdk = (): typeof Iam => require('@aws-sdk/client-iam') as typeof Iam;
+const stsSdk = (): typeof Sts => require('@aws-sdk/client-sts') as typeof Sts;
 
 export interface Credentials {
   accessKeyId: string;

@@ -6,10 +6,8 @@ import { counted, objectKey, type SnapshotTarget, type StoredSnapshot } from './
 
 // The SDKs are loaded when a snapshot first goes to this kind of target, not when a server
 // starts: most servers never use it, and loading them is a good part of a start's time.
-let s3Module: typeof S3 | undefined;
-let s3UploadModule: typeof S3Upload | undefined;
-const s3 = (): typeof S3 => (s3Module ??= require('@aws-sdk/client-s3') as typeof S3);
-const s3Upload = (): typeof S3Upload => (s3UploadModule ??= require('@aws-sdk/lib-storage') as typeof S3Upload);
+const s3 = (): typeof S3 => require('@aws-sdk/client-s3') as typeof S3;
+const s3Upload = (): typeof S3Upload => require('@aws-sdk/lib-storage') as typeof S3Upload;
 
 /** Multipart parts of 8 MiB, two in flight: memory stays bounded whatever the snapshot's size. */
 const PART_SIZE = 8 * 1024 * 1024;

@@ -4,8 +4,7 @@ import { CLOUD2_ENVIRONMENTS, endpointUrl, type Cloud2Settings } from '../config
 import { counted, objectKey, type SnapshotTarget, type StoredSnapshot } from './target';
 
 // Loaded when a snapshot first goes to this kind of target, not when a server starts.
-let blobModule: typeof AzureBlob | undefined;
-const blob = (): typeof AzureBlob => (blobModule ??= require('@azure/storage-blob') as typeof AzureBlob);
+const blob = (): typeof AzureBlob => require('@azure/storage-blob') as typeof AzureBlob;
 
 /** Blocks of 4 MiB, two in flight: memory stays bounded whatever the snapshot's size. */
 const BLOCK_SIZE = 4 * 1024 * 1024;

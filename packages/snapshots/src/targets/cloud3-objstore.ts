@@ -5,8 +5,7 @@ import { endpointUrl, type Cloud3Settings } from '../config';
 import { ByteCounter, objectKey, type SnapshotTarget, type StoredSnapshot } from './target';
 
 // Loaded when a snapshot first goes to this kind of target, not when a server starts.
-let gcsModule: typeof Gcs | undefined;
-const gcs = (): typeof Gcs => (gcsModule ??= require('@google-cloud/storage') as typeof Gcs);
+const gcs = (): typeof Gcs => require('@google-cloud/storage') as typeof Gcs;
 
 /** Resumable upload in 8 MiB chunks: bounded memory, and a failed chunk is retried alone. */
 const CHUNK_SIZE = 8 * 1024 * 1024;

@@ -4,8 +4,7 @@ import type { SyncSettings } from '../destination-types';
 import { DestinationError, MISSING, statusOf, type DestinationClient } from './destination-client';
 
 // The SDK is loaded when a destination of this type is first used, not when a server starts.
-let sdkModule: typeof SecretsManager | undefined;
-const sdk = (): typeof SecretsManager => (sdkModule ??= require('@aws-sdk/client-secrets-manager') as typeof SecretsManager);
+const sdk = (): typeof SecretsManager => require('@aws-sdk/client-secrets-manager') as typeof SecretsManager;
 
 /** The tag that tells a reader of the cloud secret who writes it. */
 export const MANAGED_TAG = 'strongroom-managed';

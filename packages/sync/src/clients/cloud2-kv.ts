@@ -8,10 +8,8 @@ import { MANAGED_TAG } from './cloud1-sm';
 import { DestinationError, MISSING, statusOf, type DestinationClient } from './destination-client';
 
 // The SDKs are loaded when a destination of this type is first used, not when a server starts.
-let identityModule: typeof AzureIdentity | undefined;
-let keyVaultModule: typeof KeyVault | undefined;
-const identity = (): typeof AzureIdentity => (identityModule ??= require('@azure/identity') as typeof AzureIdentity);
-const keyVault = (): typeof KeyVault => (keyVaultModule ??= require('@azure/keyvault-secrets') as typeof KeyVault);
+const identity = (): typeof AzureIdentity => require('@azure/identity') as typeof AzureIdentity;
+const keyVault = (): typeof KeyVault => require('@azure/keyvault-secrets') as typeof KeyVault;
 
 /** The token endpoint of a `cloud` a destination names: the public cloud's for one it does not. */
 function authority(cloud: string | undefined): string {

@@ -9,8 +9,7 @@ import { MANAGED_TAG } from './cloud1-sm';
 import { DestinationError, MISSING, type DestinationClient } from './destination-client';
 
 // The SDK is loaded when a destination of this type is first used, not when a server starts.
-let secretManagerModule: typeof SecretManager | undefined;
-const secretManager = (): typeof SecretManager => (secretManagerModule ??= require('@google-cloud/secret-manager') as typeof SecretManager);
+const secretManager = (): typeof SecretManager => require('@google-cloud/secret-manager') as typeof SecretManager;
 
 interface ServiceAccount {
   client_email: string;
